@@ -1,0 +1,5 @@
+"""gs_bench."""
+
+from gs_bench.__about__ import __version__
+
+__all__ = ["__version__"]

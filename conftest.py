@@ -1,0 +1,94 @@
+"""Repository-wide pytest fixtures, shared by every package's tests and by tests/.
+
+* ``shared_datasets``: the folder of real raw datasets that sits beside the repository
+  (``../shared/datasets``; override with the ``GS_SHARED_DATA`` environment variable).
+  Tests that need it are skipped with a clear reason when it is absent. The folder is
+  read-only for us: a session-wide guard fails the run if any test changed a file in it.
+* No network: every test runs with outbound connections to anything but the loopback
+  interface refused (tests never download; see gs-data's "no network" test).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+_REPO_ROOT = Path(__file__).resolve().parent
+
+
+def shared_datasets_dir() -> Path | None:
+    """Where the shared real datasets are, or None if they are not on this machine."""
+    env = os.environ.get("GS_SHARED_DATA")
+    path = Path(env) if env else _REPO_ROOT.parent / "shared" / "datasets"
+    return path if path.is_dir() else None
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="session")
+def shared_datasets() -> Path:
+    """Path to ``../shared/datasets`` (or ``$GS_SHARED_DATA``); skips when absent."""
+    path = shared_datasets_dir()
+    if path is None:
+        pytest.skip(
+            "real datasets not on this machine: place them at ../shared/datasets beside the "
+            "repository or set GS_SHARED_DATA to their folder"
+        )
+    return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_datasets_stay_untouched():
+    path = shared_datasets_dir()
+    before = _snapshot(path) if path is not None else None
+    yield
+    if path is not None:
+        after = _snapshot(path)
+        assert after == before, f"a test wrote into the read-only shared data folder {path}"
+
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _is_local(address) -> bool:
+    if isinstance(address, (str, bytes)):  # AF_UNIX path
+        return True
+    host = address[0]
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded_connect(self, address):
+    if not _is_local(address):
+        raise RuntimeError(f"network access is not allowed in tests (tried to connect to {address!r})")
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self, address):
+    if not _is_local(address):
+        raise RuntimeError(f"network access is not allowed in tests (tried to connect to {address!r})")
+    return _real_connect_ex(self, address)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_network():
+    socket.socket.connect = _guarded_connect
+    socket.socket.connect_ex = _guarded_connect_ex
+    yield
+    socket.socket.connect = _real_connect
+    socket.socket.connect_ex = _real_connect_ex
