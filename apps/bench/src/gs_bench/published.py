@@ -1,0 +1,106 @@
+"""Published values kept beside our results, with their provenance.
+
+Each entry: (paper, table, dataset, setting..., metric) -> value in percent, as printed in the
+paper (mean over the paper's seeds). Sources are the papers in ``../shared/papers`` of the
+development checkout:
+
+* SS = Bazhenov et al., "Evaluating robustness and uncertainty of graph models under structural
+  distributional shifts" (structural-shifts.md): Table 1 (ERM drop / SE AUROC), Tables 9-10
+  (OOD robustness on CoraML / CiteSeer, ID and OOD accuracy), Tables 16-17 (OOD detection AUROC).
+* EW = Hsu, Shen, Cremers, "What makes graph neural networks miscalibrated?" / edgewise
+  calibration (edgewise-calibration.md), Table 1 (nodewise / edgewise / agree / disagree ECE).
+"""
+
+from __future__ import annotations
+
+__all__ = ["PUBLISHED", "published", "PROVENANCE"]
+
+PROVENANCE = {
+    "SS": "structural-shifts paper (Bazhenov et al.), ../shared/papers/structural-shifts.md",
+    "EW": "edgewise-calibration paper (Hsu, Shen, Cremers), ../shared/papers/edgewise-calibration.md",
+}
+
+_SHIFTS = ("popularity", "locality", "density")
+
+# Tables 9 (CoraML) and 10 (CiteSeer): method -> (pop ID, pop OOD, loc ID, loc OOD, den ID, den OOD)
+_SS_ACC = {
+    ("cora-ml", "Table 9"): {
+        "erm": (85.80, 82.42, 84.47, 72.13, 93.27, 77.33),
+        "mixup": (89.27, 83.65, 86.27, 78.42, 88.20, 78.98),
+        "eerm": (88.40, 83.07, 88.80, 69.96, 86.87, 79.07),
+        "dann": (86.00, 79.01, 81.45, 65.03, 91.33, 78.37),
+        "coral": (85.00, 77.65, 82.33, 66.83, 89.55, 73.34),
+        "de": (87.00, 82.74, 84.67, 75.40, 93.00, 78.90),
+        "erm+mod": (85.33, 82.55, 84.87, 72.59, 94.13, 79.33),
+    },
+    ("citeseer", "Table 10"): {
+        "erm": (72.43, 72.42, 77.60, 57.03, 73.75, 67.57),
+        "mixup": (72.79, 72.13, 76.82, 56.45, 76.88, 68.59),
+        "eerm": (71.47, 70.48, 75.31, 61.95, 76.46, 68.18),
+        "dann": (67.57, 67.84, 71.17, 54.90, 75.07, 61.13),
+        "coral": (67.87, 67.77, 71.87, 57.16, 73.47, 58.53),
+        "de": (73.27, 72.37, 78.38, 64.71, 74.17, 70.35),
+        "erm+mod": (73.75, 71.73, 76.70, 59.86, 75.80, 68.32),
+    },
+}
+# Tables 16 (CoraML) and 17 (CiteSeer): method -> OOD-detection AUROC (pop, loc, den)
+_SS_AUROC = {
+    ("cora-ml", "Table 16"): {
+        "se": (75.67, 87.13, 81.55),
+        "natpn": (47.31, 81.66, 69.05),
+        "gpn": (66.95, 73.09, 70.95),
+        "de": (70.55, 93.32, 84.46),
+        "natpe": (37.59, 78.48, 65.83),
+        "gpe": (65.67, 74.23, 71.07),
+        "se+mod": (55.66, 72.97, 68.27),
+    },
+    ("citeseer", "Table 17"): {
+        "se": (68.01, 89.89, 66.90),
+        "natpn": (31.18, 91.96, 59.77),
+        "gpn": (61.99, 69.53, 57.41),
+        "de": (56.22, 98.18, 70.48),
+        "natpe": (28.07, 89.02, 58.10),
+        "gpe": (63.01, 73.89, 57.94),
+        "se+mod": (54.36, 78.74, 61.03),
+    },
+}
+# Edgewise paper, Table 1: (dataset, model) -> (nodewise, edgewise, agree, disagree) ECE in %
+_EW_ECE = {
+    ("planetoid-cora", "gcn"): (12.47, 16.64, 24.18, 17.87),
+    ("planetoid-cora", "gat"): (15.27, 25.37, 33.11, 13.60),
+    ("planetoid-cora", "gmnn"): (4.05, 4.07, 9.96, 30.78),
+    ("planetoid-cora", "epfgnn"): (7.24, 8.66, 15.21, 25.55),
+    ("planetoid-citeseer", "gcn"): (11.34, 16.96, 34.45, 29.80),
+    ("planetoid-citeseer", "gat"): (16.40, 27.63, 46.70, 23.14),
+    ("planetoid-citeseer", "gmnn"): (7.97, 9.21, 11.16, 54.95),
+    ("planetoid-citeseer", "epfgnn"): (8.05, 11.07, 18.91, 43.95),
+    ("planetoid-pubmed", "gcn"): (7.16, 3.34, 12.64, 38.28),
+    ("planetoid-pubmed", "gat"): (10.58, 18.60, 29.66, 28.18),
+    ("planetoid-pubmed", "gmnn"): (4.24, 10.78, 2.62, 62.34),
+    ("planetoid-pubmed", "epfgnn"): (4.84, 3.12, 10.23, 44.75),
+}
+
+
+def _build() -> dict[tuple, tuple[float, str]]:
+    table: dict[tuple, tuple[float, str]] = {}
+    for (dataset, where), methods in _SS_ACC.items():
+        for method, vals in methods.items():
+            for i, shift in enumerate(_SHIFTS):
+                table[("structural-shifts", dataset, shift, method, "id_acc")] = (vals[2 * i], f"SS {where}")
+                table[("structural-shifts", dataset, shift, method, "ood_acc")] = (vals[2 * i + 1], f"SS {where}")
+    for (dataset, where), methods in _SS_AUROC.items():
+        for method, vals in methods.items():
+            for i, shift in enumerate(_SHIFTS):
+                table[("structural-shifts", dataset, shift, method, "ood_auroc")] = (vals[i], f"SS {where}")
+    for (dataset, model), vals in _EW_ECE.items():
+        for metric, v in zip(("nodewise_ece", "edgewise_ece", "agree_ece", "disagree_ece"), vals):
+            table[("edgewise", dataset, model, metric)] = (v, "EW Table 1")
+    return table
+
+
+PUBLISHED = _build()
+
+
+def published(*key: str) -> tuple[float, str] | None:
+    """The published value (percent) and its source for ``key``, or None if there is none."""
+    return PUBLISHED.get(tuple(key))

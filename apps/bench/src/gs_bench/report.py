@@ -1,0 +1,165 @@
+"""Paper-style reports: tables (Markdown, HTML, LaTeX) and figures from a results folder."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gs_bench.store import ResultsStore, atomic_write_text
+
+__all__ = ["Table", "Figure", "mean_std", "fmt_mean_std", "build_report", "FORMATS"]
+
+FORMATS = ("md", "html", "latex")
+
+
+@dataclass
+class Table:
+    """A rendered-once table: a title, column names and rows of cells (strings)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    note: str = ""
+
+    def to_markdown(self) -> str:
+        out = [f"### {self.title}", ""]
+        out.append("| " + " | ".join(self.columns) + " |")
+        out.append("|" + "|".join("---" for _ in self.columns) + "|")
+        out += ["| " + " | ".join(r) + " |" for r in self.rows]
+        if self.note:
+            out += ["", self.note]
+        return "\n".join(out) + "\n"
+
+    def to_html(self) -> str:
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in self.rows
+        )
+        note = f"<p>{html.escape(self.note)}</p>" if self.note else ""
+        return f"<h3>{html.escape(self.title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{note}\n"
+
+    def to_latex(self) -> str:
+        def esc(s: str) -> str:
+            for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("±", r"$\pm$"), ("Δ", r"$\Delta$")):
+                s = s.replace(a, b)
+            return s
+
+        cols = "l" * len(self.columns)
+        lines = [
+            r"\begin{table}[t]",
+            r"\centering",
+            rf"\caption{{{esc(self.title)}}}",
+            rf"\begin{{tabular}}{{{cols}}}",
+            r"\toprule",
+            " & ".join(esc(c) for c in self.columns) + r" \\",
+            r"\midrule",
+        ]
+        lines += [" & ".join(esc(c) for c in r) + r" \\" for r in self.rows]
+        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+        return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Figure:
+    """A figure file written into the report folder, with a caption."""
+
+    path: str
+    caption: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def mean_std(values: Iterable[float]) -> tuple[float, float, int]:
+    arr = np.asarray([v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))], dtype=float)
+    if arr.size == 0:
+        return float("nan"), float("nan"), 0
+    return float(arr.mean()), float(arr.std(ddof=0)), int(arr.size)
+
+
+def fmt_mean_std(values: Iterable[float], scale: float = 100.0, digits: int = 2) -> str:
+    m, s, n = mean_std(values)
+    if n == 0:
+        return "—"
+    return f"{m * scale:.{digits}f} ± {s * scale:.{digits}f}"
+
+
+def group_records(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> dict[tuple, list[dict[str, Any]]]:
+    groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for rec in records:
+        if rec.get("status") != "ok":
+            continue
+        params = rec["job"]["params"]
+        groups[tuple(params.get(k) for k in keys)].append(rec)
+    return groups
+
+
+def build_report(out: str | Path, fmt: str = "md") -> Path:
+    """Write the report of the results folder ``out`` and return the report file."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    from gs_bench.runners import load_runner
+
+    out = Path(out)
+    store = ResultsStore(out)
+    records = list(store.records())
+    if not records:
+        raise ValueError(f"no results in {out / 'results'}: run `gs-bench run ... --out {out}` first")
+    report_dir = out / "report"
+    report_dir.mkdir(parents=True, exist_ok=True)
+    by_suite: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for rec in records:
+        by_suite[rec["job"]["suite"]].append(rec)
+    run_info = json.loads((out / "run.json").read_text()) if (out / "run.json").exists() else {}
+    sections: list[tuple[str, list[Table], list[Figure]]] = []
+    for suite in sorted(by_suite):
+        runner = load_runner(suite)
+        recs = sorted(by_suite[suite], key=lambda r: r["key"])
+        tables = runner.tables(recs)
+        figures = runner.figures(recs, report_dir) if hasattr(runner, "figures") else []
+        sections.append((suite, tables, figures))
+    failed = [r for r in records if r.get("status") != "ok"]
+    text = _render(sections, fmt, run_info, len(records), failed)
+    name = {"md": "report.md", "html": "report.html", "latex": "report.tex"}[fmt]
+    path = report_dir / name
+    atomic_write_text(path, text)
+    return path
+
+
+def _render(sections, fmt, run_info, n_records, failed) -> str:
+    env = run_info.get("environment", {})
+    versions = ", ".join(f"{k} {v}" for k, v in env.get("versions", {}).items())
+    if fmt == "md":
+        parts = ["# gs benchmark report", ""]
+        parts.append(f"{n_records} job records ({len(failed)} failed). Git revision: {env.get('git_revision', 'unknown')}. CPU: {env.get('cpu', '?')} x{env.get('cpu_count', '?')}, GPU: {env.get('gpu', '?')}.")
+        parts.append(f"Versions: {versions}." if versions else "")
+        for suite, tables, figures in sections:
+            parts += ["", f"## {suite}", ""]
+            parts += [t.to_markdown() for t in tables]
+            parts += [f"![{f.caption}]({f.path})\n\n*{f.caption}*\n" for f in figures]
+        if failed:
+            parts += ["", "## Failed jobs", ""]
+            parts += [f"- `{r['key']}` {r['job']['suite']} {r['job']['params']}: {str(r.get('error', '')).splitlines()[0]}" for r in failed]
+        return "\n".join(parts) + "\n"
+    if fmt == "html":
+        parts = ["<!doctype html><html><head><meta charset='utf-8'><title>gs benchmark report</title>",
+                 "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}th{background:#eee}img{max-width:100%}</style></head><body>",
+                 "<h1>gs benchmark report</h1>",
+                 f"<p>{n_records} job records ({len(failed)} failed). Git revision: {html.escape(str(env.get('git_revision', 'unknown')))}. {html.escape(versions)}</p>"]
+        for suite, tables, figures in sections:
+            parts.append(f"<h2>{html.escape(suite)}</h2>")
+            parts += [t.to_html() for t in tables]
+            parts += [f"<figure><img src='{html.escape(f.path)}'><figcaption>{html.escape(f.caption)}</figcaption></figure>" for f in figures]
+        parts.append("</body></html>")
+        return "\n".join(parts)
+    parts = [r"% gs benchmark report (tables need \usepackage{booktabs})"]
+    for suite, tables, _ in sections:
+        parts.append(f"% --- {suite} ---")
+        parts += [t.to_latex() for t in tables]
+    return "\n".join(parts)

@@ -1,0 +1,96 @@
+"""``gs-bench run``: expand a suite, validate it, run the missing jobs, write the report."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from gs_bench.executors import environment, execute
+from gs_bench.report import build_report
+from gs_bench.runners import RUNNERS, load_runner
+from gs_bench.store import ResultsStore, atomic_write_text
+from gs_bench.suites import SuiteConfig, expand_jobs, load_suite
+
+__all__ = ["run_suite", "plan_jobs"]
+log = logging.getLogger(__name__)
+
+
+def plan_jobs(config: SuiteConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Validate ``config`` (before any job starts) and expand it into job dicts."""
+    runner = load_runner(config.suite)
+    fingerprints = runner.validate(config)
+    env = environment()
+    jobs = expand_jobs(config, versions=env["versions"], fingerprints=fingerprints)
+    return [j.as_dict() for j in jobs], env
+
+
+def run_suite(
+    suite: str,
+    *,
+    profile: str = "demo",
+    out: str | Path,
+    axes: dict[str, list[str]] | None = None,
+    seeds: int | None = None,
+    executor: str = "local",
+    address: str | None = None,
+    workers: int = 1,
+    progress: bool = True,
+    report_format: str | None = "md",
+) -> int:
+    """Run ``suite`` with ``profile`` into ``out``; returns a process exit code."""
+    config = load_suite(suite, profile).with_overrides(seeds=seeds, axes=axes)
+    jobs, env = plan_jobs(config)
+    store = ResultsStore(out)
+    store.root.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(
+        store.root / "run.json",
+        json.dumps(
+            {
+                "suite": config.suite,
+                "profile": config.profile,
+                "source": config.source,
+                "grid": config.grid,
+                "settings": config.settings,
+                "seeds": config.seeds,
+                "jobs": len(jobs),
+                "environment": env,
+            },
+            indent=2,
+            default=str,
+        ),
+    )
+    todo = [j for j in jobs if not store.has(j["key"])]
+    print(
+        f"{config.suite} ({config.profile}): {len(jobs)} jobs, {len(jobs) - len(todo)} already done, "
+        f"{len(todo)} to run with {executor} x{workers} -> {store.root}",
+        file=sys.stderr,
+    )
+    bar = None
+    if progress and todo:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(todo), desc=config.suite, unit="job", dynamic_ncols=True)
+
+    def on_result(record: dict[str, Any]) -> None:
+        if bar is not None:
+            bar.set_postfix_str(f"last: {record['status']} {record['wall_time_s']:.1f}s")
+            bar.update(1)
+        if record["status"] != "ok":
+            print(f"job {record['job']['key']} failed: {record['error'].splitlines()[0]}", file=sys.stderr)
+
+    try:
+        new = execute(
+            jobs, RUNNERS[config.suite] + ":run_job", store, executor=executor, workers=workers,
+            address=address, on_result=on_result,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    failed = [r for r in new if r["status"] != "ok"]
+    if report_format:
+        path = build_report(store.root, report_format)
+        print(f"report: {path}", file=sys.stderr)
+    return 1 if failed else 0

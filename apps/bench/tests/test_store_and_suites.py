@@ -1,0 +1,116 @@
+"""Results store (atomic, resumable) and suite configs (declarative, validated, keyed)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gs_bench.store import ResultsStore, atomic_write_text
+from gs_bench.suites import (
+    PROFILES,
+    SuiteConfigError,
+    available_suites,
+    expand_jobs,
+    job_key,
+    load_suite,
+)
+
+
+def test_atomic_write_leaves_no_temporary_files(tmp_path):
+    target = tmp_path / "a" / "b.json"
+    atomic_write_text(target, '{"x": 1}')
+    atomic_write_text(target, '{"x": 2}')
+    assert json.loads(target.read_text()) == {"x": 2}
+    assert [p.name for p in target.parent.iterdir()] == ["b.json"]
+
+
+def test_atomic_write_keeps_old_content_when_serialisation_fails(tmp_path):
+    store = ResultsStore(tmp_path)
+    store.put("k1", {"metrics": {"acc": 0.5}})
+    with pytest.raises(TypeError):
+        store.put("k1", {"metrics": {"acc": object()}})
+    assert store.get("k1")["metrics"] == {"acc": 0.5}
+    assert store.keys() == ["k1"]
+
+
+def test_store_roundtrip_and_resume_state(tmp_path):
+    store = ResultsStore(tmp_path)
+    assert not store.has("abc") and len(store) == 0
+    store.put("abc", {"status": "ok"})
+    again = ResultsStore(tmp_path)
+    assert again.has("abc") and again.get("abc") == {"key": "abc", "status": "ok"}
+    with pytest.raises(ValueError, match="does not match"):
+        store.put("abc", {"key": "other"})
+
+
+@pytest.mark.parametrize("suite", ["structural-shifts", "edgewise"])
+@pytest.mark.parametrize("profile", PROFILES)
+def test_shipped_suites_load_for_every_profile(suite, profile):
+    assert suite in available_suites()
+    cfg = load_suite(suite, profile)
+    assert cfg.suite == suite and cfg.profile == profile and cfg.seeds >= 1
+    jobs = expand_jobs(cfg)
+    n = cfg.seeds
+    for values in cfg.grid.values():
+        n *= len(values)
+    assert len(jobs) == n
+    assert len({j.key for j in jobs}) == n, "job keys must be unique"
+
+
+def test_structural_shifts_defaults_are_the_papers():
+    cfg = load_suite("structural-shifts", "full")
+    assert cfg.settings["lr"] == 3e-4 and cfg.settings["weight_decay"] == 1e-5
+    assert cfg.grid["ratio"] == ["50:50", "70:30", "90:10"]
+    assert cfg.grid["strategy"] == ["popularity", "locality", "density"]
+    assert cfg.seeds == 5
+    assert load_suite("structural-shifts", "demo").grid["dataset"] == ["synthetic-default"]
+
+
+def test_job_key_depends_on_everything_that_determines_the_result():
+    cfg = load_suite("structural-shifts", "demo")
+    base = {j.describe(): j.key for j in expand_jobs(cfg, versions={"gs-algos": "1"})}
+    other_version = {j.describe(): j.key for j in expand_jobs(cfg, versions={"gs-algos": "2"})}
+    other_data = {
+        j.describe(): j.key
+        for j in expand_jobs(cfg, versions={"gs-algos": "1"}, fingerprints={"synthetic-default": "x"})
+    }
+    assert base.keys() == other_version.keys() == other_data.keys()
+    assert all(base[d] != other_version[d] for d in base)
+    assert all(base[d] != other_data[d] for d in base)
+    assert job_key({"a": 1, "b": 2}) == job_key({"b": 2, "a": 1})
+
+
+def test_overrides(tmp_path):
+    cfg = load_suite("structural-shifts", "ci").with_overrides(seeds=2, axes={"dataset": ["cora-ml"]})
+    assert cfg.seeds == 2 and cfg.grid["dataset"] == ["cora-ml"]
+    with pytest.raises(SuiteConfigError, match="no axis 'colour'"):
+        cfg.with_overrides(axes={"colour": ["red"]})
+    with pytest.raises(SuiteConfigError, match="seeds must be >= 1"):
+        cfg.with_overrides(seeds=0)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("suite = \"structural-shifts\"\n[grid\n", "not valid TOML"),
+        ("suite = \"nope\"\n", "has no runner"),
+        ("[grid]\ndataset=['a']\n", "missing `suite"),
+        ("suite = \"edgewise\"\ncolour = 1\n", "unknown top-level keys"),
+        ("suite = \"edgewise\"\n[grid]\ndataset = []\n", "non-empty list"),
+        ("suite = \"edgewise\"\nseeds = 0\n", "positive integer"),
+        ("suite = \"edgewise\"\n[grid]\nmodel=['gcn']\n[profiles.demo.grid]\nsize=[1]\n", "does not have"),
+    ],
+)
+def test_malformed_suite_files_are_rejected_with_what_to_fix(tmp_path, text, message):
+    path = tmp_path / "mine.toml"
+    path.write_text(text)
+    with pytest.raises(SuiteConfigError, match=message):
+        load_suite(str(path), "demo")
+
+
+def test_unknown_suite_and_profile():
+    with pytest.raises(SuiteConfigError, match="available suites"):
+        load_suite("structural", "demo")
+    with pytest.raises(SuiteConfigError, match="unknown profile"):
+        load_suite("edgewise", "huge")
