@@ -125,7 +125,7 @@ def execute(
         raise ValueError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}")
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
-    todo = [j for j in jobs if not store.has(j["key"])]
+    todo = [j for j in jobs if not store.is_done(j["key"])]
     done: list[dict[str, Any]] = []
 
     def _finish(record: dict[str, Any]) -> None:

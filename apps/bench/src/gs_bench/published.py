@@ -93,7 +93,7 @@ def _build() -> dict[tuple, tuple[float, str]]:
             for i, shift in enumerate(_SHIFTS):
                 table[("structural-shifts", dataset, shift, method, "ood_auroc")] = (vals[i], f"SS {where}")
     for (dataset, model), vals in _EW_ECE.items():
-        for metric, v in zip(("nodewise_ece", "edgewise_ece", "agree_ece", "disagree_ece"), vals):
+        for metric, v in zip(("nodewise_ece", "edgewise_ece", "agree_ece", "disagree_ece"), vals, strict=False):
             table[("edgewise", dataset, model, metric)] = (v, "EW Table 1")
     return table
 

@@ -116,7 +116,8 @@ def build_report(out: str | Path, fmt: str = "md") -> Path:
     by_suite: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for rec in records:
         by_suite[rec["job"]["suite"]].append(rec)
-    run_info = json.loads((out / "run.json").read_text()) if (out / "run.json").exists() else {}
+    run_files = sorted(out.glob("run-*.json"))
+    run_info = json.loads(run_files[-1].read_text()) if run_files else {}
     sections: list[tuple[str, list[Table], list[Figure]]] = []
     for suite in sorted(by_suite):
         runner = load_runner(suite)

@@ -41,12 +41,16 @@ def run_suite(
     report_format: str | None = "md",
 ) -> int:
     """Run ``suite`` with ``profile`` into ``out``; returns a process exit code."""
-    config = load_suite(suite, profile).with_overrides(seeds=seeds, axes=axes)
+    config = load_suite(suite, profile)
+    axes = dict(axes or {})
+    if "method" in axes and "method" not in config.grid and "model" in config.grid:
+        axes["model"] = axes.pop("method")  # the edgewise suite compares models, not methods
+    config = config.with_overrides(seeds=seeds, axes=axes)
     jobs, env = plan_jobs(config)
     store = ResultsStore(out)
     store.root.mkdir(parents=True, exist_ok=True)
     atomic_write_text(
-        store.root / "run.json",
+        store.root / f"run-{config.suite}.json",
         json.dumps(
             {
                 "suite": config.suite,
@@ -62,7 +66,7 @@ def run_suite(
             default=str,
         ),
     )
-    todo = [j for j in jobs if not store.has(j["key"])]
+    todo = [j for j in jobs if not store.is_done(j["key"])]
     print(
         f"{config.suite} ({config.profile}): {len(jobs)} jobs, {len(jobs) - len(todo)} already done, "
         f"{len(todo)} to run with {executor} x{workers} -> {store.root}",

@@ -3,7 +3,7 @@
 Layout of an output folder::
 
     OUT/
-      run.json              # the suite, profile and environment of the (latest) invocation
+      run-<suite>.json      # the suite, profile and environment of the latest invocation
       results/<key>.json    # one record per finished job (key = hash of its resolved config)
       logs/<key>.log        # one log per job
       report/               # written by ``gs-bench report``
@@ -11,7 +11,8 @@ Layout of an output folder::
 A record is written to a temporary file in the same folder and renamed into place, so a
 ``kill -9`` at any moment leaves either the whole record or none of it. Re-running the same
 command skips every job whose record exists: an interrupted run resumes with nothing lost
-and nothing duplicated.
+and nothing duplicated. Jobs that failed are recorded too (with the error) and are run
+again by the next invocation.
 """
 
 from __future__ import annotations
@@ -59,7 +60,17 @@ class ResultsStore:
         return self.logs_dir / f"{key}.log"
 
     def has(self, key: str) -> bool:
+        """Whether a record (finished or failed) exists for ``key``."""
         return self.path_for(key).is_file()
+
+    def is_done(self, key: str) -> bool:
+        """Whether ``key`` finished successfully (failed jobs are run again on a re-run)."""
+        if not self.has(key):
+            return False
+        try:
+            return self.get(key).get("status", "ok") == "ok"
+        except (OSError, ValueError):
+            return False
 
     def put(self, key: str, record: dict[str, Any]) -> Path:
         if record.get("key") not in (None, key):

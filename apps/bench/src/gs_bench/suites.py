@@ -235,7 +235,7 @@ def expand_jobs(
     axes = list(config.grid)
     jobs: list[Job] = []
     for values in itertools.product(*(config.grid[a] for a in axes)):
-        params = dict(zip(axes, values))
+        params = dict(zip(axes, values, strict=False))
         for seed in range(config.seeds):
             payload = {
                 "suite": config.suite,

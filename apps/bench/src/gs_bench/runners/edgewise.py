@@ -1,0 +1,184 @@
+"""Runner of the ``edgewise`` suite (edgewise-calibration paper, section 4, appendix C).
+
+One job = (dataset, model, split, fold, seed). A split holds 85 % test nodes and 3 folds
+over the other 15 %; fold ``f`` validates and the two other folds train (appendix C.1).
+Models are the paper's presets (GCN 2 x 64, GAT 2 layers x 8 heads x 8; dropout 0.5; Adam
+lr 0.01, weight decay 5e-4, up to 2000 epochs, patience 100). GCN and GAT give node marginals
+and the naive mean-field edge marginals (products of node marginals), as in the paper.
+
+Metrics (fractions): nodewise ECE, edgewise ECE, agree ECE, disagree ECE (15 bins, eq. 1-8),
+node accuracy, edge accuracy, NLL and Brier score, homophily of the evaluated edges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gs_bench.published import published
+from gs_bench.report import Figure, Table, fmt_mean_std, group_records, mean_std
+from gs_bench.runners.structural import _root, dataset_fingerprint
+from gs_bench.suites import SuiteConfig, SuiteConfigError
+
+MODELS = {"gcn": "edgewise-gcn", "gat": "edgewise-gat"}
+
+
+def validate(config: SuiteConfig) -> dict[str, str]:
+    import gs_data
+
+    for axis in ("dataset", "model", "split", "fold"):
+        if axis not in config.grid:
+            raise SuiteConfigError(f"{config.source}: the edgewise suite needs a grid axis {axis!r}")
+    for m in config.grid["model"]:
+        if m not in MODELS:
+            raise SuiteConfigError(
+                f"model {m!r} is not supported by the edgewise runner; accepted: {', '.join(MODELS)} "
+                "(GMNN / EPFGNN modules exist in gs-models, their EM training is not wired into the suite yet)"
+            )
+    for f in config.grid["fold"]:
+        if f not in (0, 1, 2):
+            raise SuiteConfigError(f"fold must be 0, 1 or 2, got {f!r}")
+    known = set(gs_data.available_datasets())
+    fps = {}
+    for name in config.grid["dataset"]:
+        if name.lower() not in known:
+            raise SuiteConfigError(f"unknown dataset {name!r}; accepted: {', '.join(sorted(known))}")
+        fps[name] = dataset_fingerprint(name, config.settings.get("root"))
+    return fps
+
+
+def _split_masks(data, name: str, split: int, fold: int, root: str | None):
+    import gs_data
+
+    if name.lower().startswith("synthetic"):
+        splits = gs_data.generate_edgewise_splits(data.y, num_splits=split + 1, seed=0)
+    else:
+        splits = gs_data.load_edgewise_splits(name, root=root or gs_data.data_root())
+    d = gs_data.edgewise_masks(data, splits[split], fold)
+    return {"train": d.train_mask, "valid": d.val_mask, "test": d.test_mask}
+
+
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    import torch
+
+    import gs_data
+    from gs_algos import TrainConfig, fit_node, predict_node, seeded
+    from gs_metrics import edgewise_metrics, expected_calibration_error
+    from gs_models import build_model
+
+    params, settings, seed = job["params"], job["settings"], int(job["seed"])
+    root = _root(settings.get("root"))
+    kw = {"missing_label": 0} if params["dataset"].startswith("planetoid") else {}
+    data = gs_data.load(params["dataset"], root=root, **kw)
+    masks = _split_masks(data, params["dataset"], int(params["split"]), int(params["fold"]), root)
+    num_classes = int(data.y.max()) + 1
+    cfg = TrainConfig.edgewise(
+        seed=seed,
+        lr=float(settings.get("lr", 0.01)),
+        weight_decay=float(settings.get("weight_decay", 5e-4)),
+        max_epochs=int(settings.get("max_epochs", 2000)),
+        patience=int(settings.get("patience", 100)),
+    )
+    model = seeded(lambda: build_model(MODELS[params["model"]], data.num_features, num_classes), seed)
+    res = fit_node(model, data, None, cfg, masks=masks, num_classes=num_classes)
+    _, logits = predict_node(model, data)
+    probs = torch.softmax(logits.double(), -1).numpy()
+    y = data.y.numpy()
+    test = masks["test"].numpy()
+    bins = int(settings.get("bins", 15))
+    ew = edgewise_metrics(probs, y, data.edge_index.numpy(), test, n_bins=bins)
+    return {
+        "node_acc": float((probs.argmax(-1)[test] == y[test]).mean()),
+        "nodewise_ece": float(expected_calibration_error(probs[test], y[test], n_bins=bins)),
+        "edgewise_ece": float(ew.all.ece),
+        "agree_ece": float(ew.agree.ece),
+        "disagree_ece": float(ew.disagree.ece),
+        "edge_acc": float(ew.all.accuracy),
+        "edge_nll": float(ew.all.nll),
+        "edge_brier": float(ew.all.brier),
+        "homophily": float(ew.homophily),
+        "best_epoch": res.best.epoch,
+        "reliability": {
+            "node": _bins(probs[test], y[test], bins),
+        },
+    }
+
+
+def _bins(probs: np.ndarray, y: np.ndarray, n_bins: int) -> dict[str, list[float]]:
+    from gs_metrics import reliability_bins
+
+    b = reliability_bins(probs, y, n_bins=n_bins)
+    return {"confidence": list(map(float, b.confidence)), "accuracy": list(map(float, b.accuracy)),
+            "count": list(map(int, b.counts))}
+
+
+def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
+    groups = group_records(records, ("dataset", "model"))
+    rows = []
+    metrics = ("nodewise_ece", "edgewise_ece", "agree_ece", "disagree_ece")
+    for key in sorted(groups):
+        ds, model = key
+        recs = groups[key]
+        row = [ds, model.upper(), str(len(recs))]
+        for metric in metrics:
+            vals = [r["metrics"][metric] for r in recs]
+            cell = fmt_mean_std(vals)
+            pub = published("edgewise", ds, model, metric)
+            if pub is not None:
+                cell += f" (paper {pub[0]:.2f}, Δ {mean_std(vals)[0] * 100 - pub[0]:+.2f})"
+            row.append(cell)
+        row.append(fmt_mean_std(r["metrics"]["node_acc"] for r in recs))
+        row.append(fmt_mean_std(r["metrics"]["homophily"] for r in recs))
+        rows.append(row)
+    if not rows:
+        return []
+    return [Table(
+        "Edgewise calibration: ECE (%) on the test nodes, mean ± std over splits x folds x seeds (paper Table 1 layout)",
+        ["dataset", "model", "runs", "nodewise ECE", "edgewise ECE", "agree ECE", "disagree ECE", "accuracy", "homophily"],
+        rows,
+        note="Paper values: edgewise-calibration Table 1 (5 splits x 3 folds x 5 initialisations).",
+    )]
+
+
+def figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Figure]:
+    """Reliability diagram (nodewise) per dataset and model, pooled over runs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = group_records(records, ("dataset", "model"))
+    if not groups:
+        return []
+    keys = sorted(groups)
+    fig, axes = plt.subplots(1, len(keys), figsize=(3.2 * len(keys), 3.2), squeeze=False)
+    for ax, key in zip(axes[0], keys, strict=False):
+        conf = np.zeros(15)
+        acc = np.zeros(15)
+        cnt = np.zeros(15)
+        for r in groups[key]:
+            rb = r["metrics"]["reliability"]["node"]
+            c = np.asarray(rb["count"], dtype=float)
+            k = len(c)
+            conf[:k] += np.nan_to_num(np.asarray(rb["confidence"], dtype=float)) * c
+            acc[:k] += np.nan_to_num(np.asarray(rb["accuracy"], dtype=float)) * c
+            cnt[:k] += c
+        ok = cnt > 0
+        edges = np.linspace(0, 1, 16)
+        centers = (edges[:-1] + edges[1:]) / 2
+        ax.bar(centers[ok], acc[ok] / cnt[ok], width=1 / 15, edgecolor="k", alpha=0.7, label="accuracy")
+        ax.plot([0, 1], [0, 1], "k--", lw=1, label="perfect calibration")
+        ax.set_title(f"{key[0]} {key[1].upper()}", fontsize=9)
+        ax.set_xlabel("confidence")
+        ax.set_ylabel("accuracy")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+    axes[0][0].legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    path = report_dir / "edgewise_reliability.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return [Figure(path.name, "Nodewise reliability diagrams (15 bins) on the test nodes, pooled over runs.")]
