@@ -1,0 +1,37 @@
+"""Lazy access to the optional simulation stack (PYTHIA 8 and ACTS), behind the ``track`` extra."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+INSTALL_HINT = 'pip install "gs-data[track]"'
+
+
+def require(module: str) -> ModuleType:
+    """Import ``module`` (``pythia8mc``, ``acts``, ``acts.examples``, ``pandas``) or explain the fix.
+
+    Raises
+    ------
+    ImportError
+        If the module is missing; the message names the extra that provides it.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:  # pragma: no cover - exercised where the extra is absent
+        what = "pandas" if module == "pandas" else "PYTHIA 8 (pythia8mc) and ACTS (pyacts)"
+        hint = "pip install pandas" if module == "pandas" else INSTALL_HINT
+        raise ImportError(
+            f"gs_data.track needs {what} for this function, but importing {module!r} failed "
+            f"({err}). Install the optional dependencies with: {hint}"
+        ) from err
+
+
+def simulation_available() -> bool:
+    """True if both ``pythia8mc`` and ``acts.examples`` can be imported."""
+    for name in ("pythia8mc", "acts.examples"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            return False
+    return True

@@ -1,0 +1,342 @@
+"""gs_data.track without the simulator: storage, loaders, formulas, splits and builders.
+
+Nothing here needs PYTHIA or ACTS. Events built by hand are synthetic and named so.
+"""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from gs_data.track import (
+    PROCESSES,
+    TrackEvents,
+    TrackPileupSizes,
+    TrackSignalSizes,
+    TrackSimConfig,
+    build_track_pileup,
+    build_track_signal,
+    decode_barcode,
+    encode_barcode,
+    fit_circle,
+    generate_events,
+    helix_radius_mm,
+    hit_count_subgroups,
+    load_track_events,
+    mean_tracks_per_event,
+    signal_track_radii_mm,
+    split_counts,
+)
+from gs_data.track.analysis import GESS_MEAN_BACKGROUND_RADIUS_MM
+from gs_data.track.generate import sample_dir
+from gs_data.track.raw import events_from_gess_frames, gess_raw_path, load_gess_raw, save_gess_raw
+from gs_data.track.store import FLOAT_COLUMNS, HIT_COLUMNS
+
+
+def synthetic_event(rng: np.random.Generator, n_particles: int, n_signal: int = 0) -> dict:
+    """A synthetic event (random hits, not physics) in the simulator's output layout."""
+    hits_per = rng.integers(3, 9, size=n_particles)
+    pids = np.asarray(
+        [encode_barcode(1 + k // 50, 0, 1 + k % 50, 0, 0) for k in range(n_particles)],
+        dtype=np.uint64,
+    )
+    pid = np.repeat(pids, hits_per)
+    order = rng.permutation(pid.size)
+    pid = pid[order]
+    n = pid.size
+    ev = {c: rng.normal(size=n).astype(np.float32) for c in FLOAT_COLUMNS}
+    ev["tt"] = np.abs(ev["tt"])
+    ev["particle_id"] = pid
+    ev["geometry_id"] = rng.integers(0, 2**40, size=n).astype(np.uint64)
+    sig = set(pids[:n_signal].tolist())
+    ev["node_label"] = np.asarray([p in sig for p in pid.tolist()], dtype=np.int8)
+    _, first, inv = np.unique(pid, return_index=True, return_inverse=True)
+    ev["track_id"] = np.argsort(np.argsort(first))[inv.reshape(-1)].astype(np.int32)
+    ev["p_particle_id"] = pids
+    ev["p_pdg"] = np.full(n_particles, 211, np.int32)
+    for c in ("p_px", "p_py", "p_pz", "p_vx", "p_vy", "p_vz"):
+        ev[c] = rng.normal(size=n_particles).astype(np.float32)
+    ev["p_signal"] = np.asarray([k < n_signal for k in range(n_particles)], np.int8)
+    ev["n_interactions"] = np.asarray(3, np.int32)
+    ev["signal_mass"] = np.asarray(91.0 if n_signal else 0.0)
+    return ev
+
+
+def synthetic_sample(seed: int, n: int, n_signal: int = 0) -> TrackEvents:
+    rng = np.random.default_rng(seed)
+    events = [synthetic_event(rng, int(rng.integers(5, 40)), n_signal) for _ in range(n)]
+    return TrackEvents.from_event_dicts(events, meta={"synthetic": True})
+
+
+# ---------------------------------------------------------------------------------- storage
+def test_barcode_legacy_layout_round_trip():
+    assert encode_barcode(1, 0, 3, 0, 0) == (1 << 52) | (3 << 24)
+    assert encode_barcode(4095, 4095, 65535, 255, 65535) == 2**64 - 1
+    ids = np.asarray([encode_barcode(7, 2, 300, 1, 9), encode_barcode(1, 0, 1, 0, 0)], np.uint64)
+    d = decode_barcode(ids)
+    assert d["vertex_primary"].tolist() == [7, 1]
+    assert d["vertex_secondary"].tolist() == [2, 0]
+    assert d["particle"].tolist() == [300, 1]
+    assert d["generation"].tolist() == [1, 0]
+    assert d["sub_particle"].tolist() == [9, 0]
+
+
+def test_track_events_save_load_concatenate(tmp_path):
+    a, b = synthetic_sample(1, 4, 2), synthetic_sample(2, 3)
+    path = tmp_path / "a.npz"
+    a.save(path)
+    back = TrackEvents.load(path)
+    assert len(back) == 4 and back.meta == {"synthetic": True}
+    for c in HIT_COLUMNS:
+        assert back.hits[c].dtype == a.hits[c].dtype
+        np.testing.assert_array_equal(back.hits[c], a.hits[c])
+    both = TrackEvents.concatenate([a, b])
+    assert len(both) == 7
+    np.testing.assert_array_equal(both.event(5)["tx"], b.event(1)["tx"])
+    np.testing.assert_array_equal(both.event_particles(4)["p_px"], b.event_particles(0)["p_px"])
+    np.testing.assert_array_equal(both.n_interactions, np.full(7, 3))
+    # tracks are the distinct particle ids of an event (GeSS table 5 '#Tracks')
+    expected = [len(set(a.event(i)["particle_id"].tolist())) for i in range(4)]
+    assert a.num_tracks().tolist() == expected
+    assert mean_tracks_per_event(a) == pytest.approx(np.mean(expected))
+    with pytest.raises(IndexError, match="event index"):
+        a.event(4)
+    with pytest.raises(FileNotFoundError, match="no Track events file"):
+        TrackEvents.load(tmp_path / "missing.npz")
+
+
+def test_load_track_events_from_sample_folder(tmp_path):
+    folder = tmp_path / "bkg-pu10-seed0-x"
+    synthetic_sample(3, 2).save(folder / "pack-2.npz")
+    synthetic_sample(4, 5).save(folder / "pack-5.npz")
+    assert len(load_track_events(folder)) == 5
+    with pytest.raises(FileNotFoundError, match="pack-<count>"):
+        load_track_events(tmp_path)
+
+
+# ---------------------------------------------------------------------------------- formulas
+def test_helix_radius_worked_examples():
+    # R[m] = pT[GeV] / (0.3 B[T]): 1 GeV in 2 T curls with R = 1.667 m
+    assert helix_radius_mm(1.0, 2.0) == pytest.approx(1000.0 / 0.6)
+    assert helix_radius_mm(np.array([0.6, 6.0]), 1.0).tolist() == pytest.approx([2000.0, 20000.0])
+    # GeSS table 5: mean background radius 2724.96 mm is a mean pT of 1.635 GeV at 2 T
+    assert GESS_MEAN_BACKGROUND_RADIUS_MM * 0.6 / 1000 == pytest.approx(1.635, abs=1e-3)
+    with pytest.raises(ValueError, match="bfield_tesla"):
+        helix_radius_mm(1.0, 0.0)
+
+
+def test_fit_circle_exact_and_against_geometric_least_squares():
+    from scipy.optimize import least_squares
+
+    t = np.linspace(0.1, 0.7, 10)
+    x, y = 3.0 + 1200.0 * np.cos(t), -40.0 + 1200.0 * np.sin(t)
+    xc, yc, r = fit_circle(x, y)
+    assert (xc, yc, r) == pytest.approx((3.0, -40.0, 1200.0), rel=1e-9)
+
+    rng = np.random.default_rng(0)
+    xn, yn = x + rng.normal(0, 0.05, x.size), y + rng.normal(0, 0.05, y.size)
+    ref = least_squares(lambda p: np.hypot(xn - p[0], yn - p[1]) - p[2], x0=[0.0, 0.0, 1000.0]).x
+    assert fit_circle(xn, yn)[2] == pytest.approx(ref[2], rel=2e-3)
+    with pytest.raises(ValueError, match="collinear"):
+        fit_circle([0, 1, 2], [0, 1, 2])
+    with pytest.raises(ValueError, match="length >= 3"):
+        fit_circle([0, 1], [0, 1])
+
+
+def test_signal_track_radii_use_first_hit_momentum():
+    rng = np.random.default_rng(5)
+    ev = synthetic_event(rng, 6, n_signal=2)
+    pid = ev["particle_id"]
+    sig = ev["p_particle_id"][:2]
+    expected = []
+    for p in sig:
+        sel = np.flatnonzero(pid == p)
+        first = sel[np.argmin(ev["tt"][sel])]
+        expected.append(np.hypot(ev["tpx"][first], ev["tpy"][first]) / 0.6 * 1000)
+    events = TrackEvents.from_event_dicts([ev], meta={"config": {"bfield_tesla": 2.0}})
+    got = signal_track_radii_mm(events)
+    assert sorted(got.tolist()) == pytest.approx(sorted(expected), rel=1e-6)
+
+
+# ---------------------------------------------------------------------------------- splits
+def test_split_counts_reproduce_gess_table4():
+    # Track-Pileup source (background, signal) and Track-Signal background, GeSS table 4
+    assert split_counts(19753, (0.75, 0.125, 0.125)) == [14814, 2469, 2470]
+    assert split_counts(20846, (0.75, 0.125, 0.125)) == [15634, 2605, 2607]
+    assert split_counts(19753, (0.6, 0.1, 0.1, 0.1, 0.1)) == [11851, 1975, 1975, 1975, 1977]
+    assert split_counts(4000, (0.75, 0.125, 0.125)) == [3000, 500, 500]
+    assert split_counts(20000, (0.75, 0.125, 0.125)) == [15000, 2500, 2500]
+    with pytest.raises(ValueError, match="sum to 1"):
+        split_counts(10, (0.5, 0.4))
+
+
+def test_hit_count_subgroups_match_numpy_histogram():
+    x = np.random.default_rng(0).integers(100, 5000, size=500)
+    groups = hit_count_subgroups(x, 5)
+    counts, _ = np.histogram(x, bins=5)  # equal-width bins, last one closed
+    assert np.bincount(groups, minlength=5).tolist() == counts.tolist()
+    assert groups[np.argmax(x)] == 4 and groups[np.argmin(x)] == 0
+    assert hit_count_subgroups(np.array([7, 7, 7])).tolist() == [0, 0, 0]
+
+
+# ---------------------------------------------------------------------------------- GeSS raw
+def test_gess_raw_pickle_round_trip(tmp_path):
+    pd = pytest.importorskip(
+        "pandas", reason="pandas (needed by the GeSS raw loader) not installed"
+    )
+    events = synthetic_sample(6, 3, n_signal=2)
+    path = gess_raw_path(tmp_path, "zmumu", 10)
+    assert path == tmp_path / "raw" / "z2mu" / "signal_events_2T_pileups_10.pkl"
+    assert gess_raw_path(tmp_path, "zp50", 90).name == "signal_events_m0_50_pileups_90.pkl"
+    assert gess_raw_path(tmp_path, "bkg", 10, for_train=True).name == (
+        "bkg_events_2T_pileups_10_for_train.pkl"
+    )
+    save_gess_raw(events, path)
+    with open(path, "rb") as f:
+        raw = pickle.load(f)
+    assert isinstance(raw, list) and isinstance(raw[0][0], pd.DataFrame)
+    assert raw[0][1] == pytest.approx(91.0)
+    back = load_gess_raw(path)
+    assert len(back) == 3
+    for c in FLOAT_COLUMNS + ("particle_id", "geometry_id", "node_label", "track_id"):
+        np.testing.assert_array_equal(back.hits[c], events.hits[c])
+    # a frame missing a column is rejected with its name
+    bad = [(raw[0][0].drop(columns=["deltae"]), 0.0)]
+    with pytest.raises(ValueError, match="deltae"):
+        events_from_gess_frames(bad)
+    with pytest.raises(FileNotFoundError, match="place the file there"):
+        load_gess_raw(tmp_path / "nope.pkl")
+
+
+# ---------------------------------------------------------------------------------- no simulator
+def test_import_and_loaders_work_without_pythia_and_acts(tmp_path):
+    code = (
+        "import sys; sys.modules['pythia8mc'] = None; sys.modules['acts'] = None\n"
+        "sys.modules['acts.examples'] = None\n"
+        "import numpy as np, gs_data.track as t\n"
+        "from gs_data.track.generate import sample_dir\n"
+        "cfg = t.TrackSimConfig()\n"
+        f"root = {str(tmp_path)!r}\n"
+        "ev = t.TrackEvents.from_event_dicts([], meta={})\n"
+        "ev.save(sample_dir('bkg', 10, 0, root, cfg) / 'pack-0.npz')\n"
+        "assert len(t.generate_events('bkg', 10, 0, cache_dir=root)) == 0\n"
+        "try:\n"
+        "    t.generate_events('bkg', 10, 2, cache_dir=root)\n"
+        "except ImportError as e:\n"
+        "    print('IMPORTERROR', e)\n"
+        "try:\n"
+        "    t.make_simulator()\n"
+        "except ImportError as e:\n"
+        "    print('IMPORTERROR', e)\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('pythia8mc', 'acts')) and sys.modules[m]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lines = out.stdout.strip().splitlines()
+    assert len([x for x in lines if x.startswith("IMPORTERROR")]) == 2, out.stdout + out.stderr
+    assert all('pip install "gs-data[track]"' in x for x in lines if x.startswith("IMPORTERROR"))
+    assert lines[-1] == "[]"
+
+
+def test_generate_events_validates_input(tmp_path):
+    with pytest.raises(ValueError, match="process must be one of"):
+        generate_events("higgs", 10, 1, cache_dir=tmp_path)
+    with pytest.raises(ValueError, match="n_events"):
+        generate_events("bkg", 10, -1, cache_dir=tmp_path)
+    with pytest.raises(ValueError, match="pileup"):
+        generate_events("bkg", 2.5, 1, cache_dir=tmp_path)
+    with pytest.raises(TypeError, match="TrackSimConfig"):
+        generate_events("bkg", 10, 1, cache_dir=tmp_path, config={"bfield_tesla": 2})
+    with pytest.raises(ValueError, match="min_pt_gev"):
+        TrackSimConfig(min_pt_gev=-1)
+    assert set(PROCESSES) == {
+        "bkg",
+        "zmumu",
+        "zp80",
+        "zp70",
+        "zp60",
+        "zp50",
+        "zp20",
+        "zp10",
+        "tau3mu",
+    }
+
+
+def test_cached_packs_serve_smaller_requests(tmp_path):
+    cfg = TrackSimConfig()
+    sample = synthetic_sample(7, 6)
+    sample.save(sample_dir("bkg", 10, 3, tmp_path, cfg) / "pack-6.npz")
+    four = generate_events("bkg", 10, 4, seed=3, cache_dir=tmp_path)
+    assert len(four) == 4
+    for c in HIT_COLUMNS:
+        np.testing.assert_array_equal(four.hits[c], sample.hits[c][: sample.hit_ptr[4]])
+
+
+# ---------------------------------------------------------------------------------- builders
+def _fill_cache(root, seed, requests):
+    cfg = TrackSimConfig()
+    for k, (process, pileup, n) in enumerate(requests):
+        ev = synthetic_sample(100 + k, n, n_signal=0 if process == "bkg" else 2)
+        ev.save(sample_dir(process, pileup, seed, root, cfg) / f"pack-{n}.npz")
+
+
+def test_build_track_pileup_splits_on_synthetic_cache(tmp_path):
+    sizes = TrackPileupSizes(40, 48, 30, 10, 8, 24)
+    _fill_cache(
+        tmp_path, 1, [("bkg", 10, 40), ("zmumu", 10, 48), ("bkg", 90, 30), ("zmumu", 90, 30)]
+    )
+    ds = build_track_pileup(90, sizes, seed=1, cache_dir=tmp_path)
+    assert len(ds) == 40 + 48 + 60
+    s = ds.splits
+    assert len(s["train"]) == 30 + 36 and len(s["iid_val"]) == 5 + 6
+    assert len(s["iid_test"]) == 5 + 6
+    assert len(s["ood_val"]) == 20 and len(s["ood_test"]) == 16
+    assert len(s["train_target"]) == 48 and len(s["ood_labeled"]) == 24
+    # ID splits are disjoint and cover the source; OOD val/test/labeled pool are disjoint
+    src = np.concatenate([s["train"], s["iid_val"], s["iid_test"]])
+    assert np.unique(src).size == src.size == 88
+    assert set(ds.domain[src]) == {"source"}
+    ood = np.concatenate([s["ood_val"], s["ood_test"], s["ood_labeled"]])
+    assert np.unique(ood).size == ood.size and set(ds.domain[ood]) == {"target"}
+    # balanced classes in the target splits, 5 subgroups in the source, none in the target
+    assert ds.y[s["ood_val"]].sum() == 10 and ds.y[s["ood_test"]].sum() == 8
+    assert set(ds.group[src].tolist()) <= set(range(5)) and set(ds.group[ood]) == {-1}
+    # subgroups are the equal-width hit-count bins of each class
+    bkg = np.flatnonzero((ds.domain == "source") & (ds.y == 0))
+    np.testing.assert_array_equal(ds.group[bkg], hit_count_subgroups(ds.num_hits()[bkg]))
+    assert ds.features(0).shape == (ds.positions(0).shape[0], 1)
+    assert (ds.features(0) == 1).all()
+    # the same parts as a gs_splits.Split
+    assert ds.split.sizes() == {k: len(v) for k, v in s.items()}
+    np.testing.assert_array_equal(ds.split.groups, ds.group)
+    np.testing.assert_array_equal(ds.split.indices("ood_val"), s["ood_val"])
+    data = ds.to_pyg([0, len(ds) - 1])
+    assert tuple(data[1].pos.shape) == (ds.positions(len(ds) - 1).shape[0], 3)
+    assert float(data[1].x.sum()) == data[1].pos.shape[0] and float(data[1].y) == 1.0
+    assert data[0].track_ids.max().item() + 1 == ds.samples[ds.sample[0]].num_tracks()[0]
+    again = build_track_pileup(90, sizes, seed=1, cache_dir=tmp_path)
+    assert all(np.array_equal(again.splits[k], s[k]) for k in s)
+
+
+def test_build_track_signal_splits_on_synthetic_cache(tmp_path):
+    sizes = TrackSignalSizes(n_bkg=50, n_bkg_pool=12, n_source_per_signal=16, n_target=40)
+    reqs = [("bkg", 10, 62)] + [(p, 10, 16) for p in ("zmumu", "zp80", "zp70", "zp60", "zp50")]
+    _fill_cache(tmp_path, 0, reqs + [("zp10", 10, 40)])
+    ds = build_track_signal("zp10", sizes, cache_dir=tmp_path)
+    s = ds.splits
+    # background 0.6 / 0.1 / 0.1 / 0.1 / 0.1 of 50 = 30 / 5 / 5 / 5 / 5; signals 12 / 2 / 2 each
+    assert (ds.y[s["train"]] == 0).sum() == 30 and (ds.y[s["train"]] == 1).sum() == 60
+    assert (ds.y[s["iid_val"]] == 0).sum() == 5 and (ds.y[s["iid_val"]] == 1).sum() == 10
+    assert (ds.y[s["ood_val"]] == 0).sum() == 5 and (ds.y[s["ood_val"]] == 1).sum() == 5
+    assert (ds.y[s["ood_test"]] == 1).sum() == 5
+    assert (ds.y[s["train_target"]] == 1).sum() == 30 and (ds.y[s["train_target"]] == 0).sum() == 12
+    assert sorted(set(ds.group[s["train"]][ds.y[s["train"]] == 1].tolist())) == [0, 1, 2, 3, 4]
+    assert {ds.process(i) for i in s["ood_test"] if ds.y[i] == 1} == {"zp10"}
+    assert not set(s["train_target"]) & set(s["ood_val"]) | set(s["ood_test"]) & set(
+        s["train_target"]
+    )
+    with pytest.raises(ValueError, match="target must be one of"):
+        build_track_signal("zmumu", sizes, cache_dir=tmp_path)
