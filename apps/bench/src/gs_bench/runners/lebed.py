@@ -1,0 +1,193 @@
+"""Runner of the ``lebed`` suite (LeBed paper, section 3, tables 2-4, figure 5).
+
+One job = (dataset, shift, model, seed). The model (LeBed preset: 2-layer encoder, hidden 256,
+output 32, linear classifier) is trained on the training graph of the shift (early stopping on
+its validation graph's accuracy), its initial parameters are kept, and on every unlabeled test
+graph we compute the true test error and eight label-free scores: LeBed (eq. 4-8) and the
+appendix-C baselines ConfScore, Entropy, ATC-MC, ATC-NE (thresholds fitted on the validation
+graph), and the threshold method with tau = 0.7 / 0.8 / 0.9. Per method we report Spearman rho
+and the R^2 of a linear fit between score and true error across the test graphs (section 3.1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gs_bench.report import Figure, Table, fmt_mean_std, group_records
+from gs_bench.runners.structural import _root, dataset_fingerprint
+from gs_bench.suites import SuiteConfig, SuiteConfigError
+
+SHIFTS = ("feature",)
+MODELS = ("gcn", "sage", "gat", "gin", "mlp")
+ESTIMATORS = ("lebed", "conf", "entropy", "atc_mc", "atc_ne", "thr_0.7", "thr_0.8", "thr_0.9")
+ORIENT = {"lebed": 1, "conf": -1, "entropy": 1, "atc_mc": 1, "atc_ne": 1, "thr_0.7": 1, "thr_0.8": 1, "thr_0.9": 1}
+
+
+def validate(config: SuiteConfig) -> dict[str, str]:
+    import gs_data
+
+    for axis in ("dataset", "shift", "model"):
+        if axis not in config.grid:
+            raise SuiteConfigError(f"{config.source}: the lebed suite needs a grid axis {axis!r}")
+    for s in config.grid["shift"]:
+        if s not in SHIFTS:
+            raise SuiteConfigError(
+                f"shift {s!r} is not wired into the lebed runner; accepted: {', '.join(SHIFTS)} "
+                "(gs_data.lebed_domain_shift / lebed_temporal_shift generate the other test-graph sets)"
+            )
+    for m in config.grid["model"]:
+        if m not in MODELS:
+            raise SuiteConfigError(f"unknown model {m!r}; accepted: {', '.join(MODELS)}")
+    known = set(gs_data.available_datasets())
+    fps = {}
+    for name in config.grid["dataset"]:
+        if name.lower() not in known:
+            raise SuiteConfigError(f"unknown dataset {name!r}; accepted: {', '.join(sorted(known))}")
+        fps[name] = dataset_fingerprint(name, config.settings.get("root"))
+    return fps
+
+
+def _train_val_masks(n: int, seed: int):
+    import torch
+
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(n)
+    cut = int(0.8 * n)
+    train = torch.zeros(n, dtype=torch.bool)
+    valid = torch.zeros(n, dtype=torch.bool)
+    train[torch.from_numpy(perm[:cut])] = True
+    valid[torch.from_numpy(perm[cut:])] = True
+    return train, valid
+
+
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    import copy
+
+    import torch
+
+    import gs_data
+    from gs_algos import TrainConfig, fit_node, predict_node, seeded
+    from gs_data.lebed import FeatureShiftConfig
+    from gs_metrics import (
+        atc_score,
+        conf_score,
+        entropy_score,
+        evaluate_estimator,
+        fit_atc_threshold,
+        threshold_score,
+    )
+    from gs_metrics.lebed import LeBedConfig, lebed_score
+    from gs_models import build_model
+
+    params, settings, seed = job["params"], job["settings"], int(job["seed"])
+    data = gs_data.load(params["dataset"], root=_root(settings.get("root")))
+    fcfg = FeatureShiftConfig(
+        noise_levels=int(settings.get("noise_levels", 20)),
+        mask_levels=int(settings.get("mask_levels", 20)),
+    )
+    graphs = gs_data.lebed_feature_shift(data, fcfg, seed=0)
+    train_g, valid_g = graphs.train, graphs.valid
+    num_classes = int(train_g.y.max()) + 1
+    model = seeded(lambda: build_model(f"lebed-{params['model']}", train_g.num_features, num_classes), seed)
+    init_state = copy.deepcopy(model.state_dict())
+    tr, va = _train_val_masks(train_g.num_nodes, seed)
+    cfg = TrainConfig.edgewise(
+        seed=seed,
+        max_epochs=int(settings.get("max_epochs", 200)),
+        patience=int(settings.get("patience", 50)),
+    )
+    fit_node(model, train_g, None, cfg, masks={"train": tr, "valid": va}, num_classes=num_classes)
+
+    def probs_of(g) -> np.ndarray:
+        _, logits = predict_node(model, g)
+        return torch.softmax(logits.double(), -1).numpy()
+
+    pv = probs_of(valid_g)
+    yv = valid_g.y.numpy()
+    thr_mc = fit_atc_threshold(pv, yv, "mc")
+    thr_ne = fit_atc_threshold(pv, yv, "ne")
+    lcfg = LeBedConfig(
+        max_steps=int(settings.get("lebed_max_steps", 300)),
+        epsilon=float(settings.get("lebed_epsilon", 0.01)),
+    )
+    errors, stops, early = [], [], []
+    scores: dict[str, list[float]] = {k: [] for k in ESTIMATORS}
+    meta = graphs.describe()
+    for i in range(len(graphs)):
+        g = graphs[i]
+        p = probs_of(g)
+        errors.append(float((p.argmax(-1) != g.y.numpy()).mean()))
+        res = lebed_score(model, init_state, g.x, g.edge_index, config=lcfg, seed=i)
+        scores["lebed"].append(res.score)
+        stops.append(res.stop_step)
+        early.append(res.stopped_early)
+        scores["conf"].append(conf_score(p))
+        scores["entropy"].append(entropy_score(p))
+        scores["atc_mc"].append(atc_score(p, thr_mc, "mc"))
+        scores["atc_ne"].append(atc_score(p, thr_ne, "ne"))
+        for tau in (0.7, 0.8, 0.9):
+            scores[f"thr_{tau}"].append(threshold_score(p, tau))
+    out: dict[str, Any] = {"num_test_graphs": len(errors), "errors": errors, "scores": scores,
+                           "lebed_stop_steps": stops, "lebed_stopped_early": float(np.mean(early)),
+                           "perturbations": [m.get("perturbation") for m in meta]}
+    for k in ESTIMATORS:
+        ev = evaluate_estimator(scores[k], errors, ORIENT[k])
+        out[f"{k}_spearman"] = float(ev.spearman)
+        out[f"{k}_r2"] = float(ev.r2)
+    return out
+
+
+_LABELS = {"lebed": "LeBed", "conf": "ConfScore", "entropy": "Entropy", "atc_mc": "ATC-MC", "atc_ne": "ATC-NE",
+           "thr_0.7": "Thres. (0.7)", "thr_0.8": "Thres. (0.8)", "thr_0.9": "Thres. (0.9)"}
+
+
+def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
+    groups = group_records(records, ("dataset", "shift", "model"))
+    out = []
+    for key in sorted(groups):
+        recs = groups[key]
+        rows = []
+        for k in ESTIMATORS:
+            rows.append([
+                _LABELS[k],
+                fmt_mean_std([r["metrics"][f"{k}_spearman"] for r in recs], scale=1.0, digits=3),
+                fmt_mean_std([r["metrics"][f"{k}_r2"] for r in recs], scale=1.0, digits=3),
+            ])
+        n = recs[0]["metrics"]["num_test_graphs"]
+        out.append(Table(
+            f"Label-free test-error estimation, {key[1]} shift on {key[0]}, {key[2].upper()} "
+            f"({n} test graphs; paper Tables 2-4 layout)",
+            ["method", "Spearman ρ", "R²"], rows,
+            note="ρ is computed on orientation-corrected scores (each score grows with the error).",
+        ))
+    return out
+
+
+def figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Figure]:
+    """Figure-5 style scatter of LeBed score vs true test error."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = group_records(records, ("dataset", "shift", "model"))
+    figs = []
+    for key in sorted(groups):
+        rec = groups[key][0]
+        m = rec["metrics"]
+        fig, ax = plt.subplots(figsize=(4, 3.4))
+        err = np.asarray(m["errors"]) * 100
+        ax.scatter(m["scores"]["lebed"], err, s=10, alpha=0.7)
+        ax.set_xlabel("LeBed score")
+        ax.set_ylabel("true test error (%)")
+        ax.set_title(f"{key[0]} {key[1]} {key[2].upper()}: ρ = {m['lebed_spearman']:.2f}", fontsize=9)
+        fig.tight_layout()
+        name = f"lebed_scatter_{key[0]}_{key[1]}_{key[2]}.png".replace("/", "_")
+        fig.savefig(report_dir / name, dpi=120)
+        plt.close(fig)
+        figs.append(Figure(name, f"LeBed score vs true test error on {key[0]} ({key[1]} shift, {key[2].upper()}, seed {rec['job']['seed']})."))
+    return figs
