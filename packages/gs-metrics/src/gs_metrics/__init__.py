@@ -1,5 +1,130 @@
-"""gs_metrics."""
+"""gs_metrics: calibration, detection, task metrics and label-free evaluation for graph models.
+
+Everything here is torch-free (numpy/scipy); torch tensors are accepted by duck typing. The
+LeBed estimator lives in :mod:`gs_metrics.lebed` (needs the ``lebed`` extra, i.e. torch) and
+the reliability-diagram figure in :mod:`gs_metrics.reliability` (``plot`` extra, matplotlib).
+"""
 
 from gs_metrics.__about__ import __version__
+from gs_metrics._validation import EmptyEvaluationWarning
+from gs_metrics.accumulate import (
+    CalibrationAccumulator,
+    EdgewiseCalibration,
+    MeanAbsoluteErrorAccumulator,
+    MisclassificationDetection,
+    OODDetection,
+)
+from gs_metrics.calibration import (
+    ReliabilityBins,
+    accuracy_from_probs,
+    bin_indices,
+    brier_score,
+    calibration_error,
+    confidences_and_correct,
+    expected_calibration_error,
+    l2_calibration_error,
+    maximum_calibration_error,
+    negative_log_likelihood,
+    reliability_bins,
+)
+from gs_metrics.detection import (
+    DirichletUncertainty,
+    EnsembleUncertainty,
+    OODDetectionMetrics,
+    aupr,
+    auroc,
+    dirichlet_uncertainty,
+    ensemble_uncertainty,
+    entropy,
+    fpr_at_tpr,
+    max_prob_uncertainty,
+    misclassification_auroc,
+    ood_detection_metrics,
+    prediction_rejection_ratio,
+)
+from gs_metrics.edgewise import (
+    EdgeSubsetMetrics,
+    EdgewiseMetrics,
+    EvaluatedEdges,
+    agree_ece,
+    disagree_ece,
+    edge_homophily,
+    edgewise_accuracy,
+    edgewise_brier,
+    edgewise_ece,
+    edgewise_metrics,
+    edgewise_nll,
+    evaluated_edges,
+    k_index,
+)
+from gs_metrics.label_free import (
+    ORIENTATION,
+    EstimatorEvaluation,
+    atc_score,
+    conf_score,
+    entropy_score,
+    evaluate_estimator,
+    fit_atc_threshold,
+    threshold_score,
+)
+from gs_metrics.reliability import plot_reliability_diagram
+from gs_metrics.task import accuracy, binary_roc_auc, mean_absolute_error
 
-__all__ = ["__version__"]
+__all__ = [
+    "ORIENTATION",
+    "CalibrationAccumulator",
+    "DirichletUncertainty",
+    "EdgeSubsetMetrics",
+    "EdgewiseCalibration",
+    "EdgewiseMetrics",
+    "EmptyEvaluationWarning",
+    "EnsembleUncertainty",
+    "EstimatorEvaluation",
+    "EvaluatedEdges",
+    "MeanAbsoluteErrorAccumulator",
+    "MisclassificationDetection",
+    "OODDetection",
+    "OODDetectionMetrics",
+    "ReliabilityBins",
+    "__version__",
+    "accuracy",
+    "accuracy_from_probs",
+    "agree_ece",
+    "atc_score",
+    "aupr",
+    "auroc",
+    "bin_indices",
+    "binary_roc_auc",
+    "brier_score",
+    "calibration_error",
+    "conf_score",
+    "confidences_and_correct",
+    "dirichlet_uncertainty",
+    "disagree_ece",
+    "edge_homophily",
+    "edgewise_accuracy",
+    "edgewise_brier",
+    "edgewise_ece",
+    "edgewise_metrics",
+    "edgewise_nll",
+    "ensemble_uncertainty",
+    "entropy",
+    "entropy_score",
+    "evaluate_estimator",
+    "evaluated_edges",
+    "expected_calibration_error",
+    "fit_atc_threshold",
+    "fpr_at_tpr",
+    "k_index",
+    "l2_calibration_error",
+    "max_prob_uncertainty",
+    "maximum_calibration_error",
+    "mean_absolute_error",
+    "misclassification_auroc",
+    "negative_log_likelihood",
+    "ood_detection_metrics",
+    "plot_reliability_diagram",
+    "prediction_rejection_ratio",
+    "reliability_bins",
+    "threshold_score",
+]

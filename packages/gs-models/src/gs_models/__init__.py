@@ -1,5 +1,97 @@
-"""gs_models."""
+"""gs_models: backbones for graph and geometric deep learning under distribution shift.
+
+Node-level GNNs (MLP, GCN, SAGE, GAT, GIN), structured-prediction models with edge
+marginals (GMNN, EPFGNN), Dirichlet / posterior-network uncertainty modules (evidence head,
+GPN, NatPN), point-cloud backbones (EGNN, DGCNN, Point Transformer) and a pure-torch kNN
+graph. Create models with :func:`build_model` from a name or a paper preset.
+"""
 
 from gs_models.__about__ import __version__
+from gs_models.configs import (
+    GESS_KNN_K,
+    DirichletConfig,
+    EMConfig,
+    EPFGNNConfig,
+    GMNNConfig,
+    GPNConfig,
+    NatPNConfig,
+    NodeGNNConfig,
+    PointCloudConfig,
+    TrainingDefaults,
+)
+from gs_models.knn import knn_graph
+from gs_models.node import NodeGNN
+from gs_models.pointcloud import DGCNN, EGNN, EGNNLayer, PointCloudBackbone, PointTransformer
+from gs_models.posterior import (
+    BatchedRadialFlow,
+    DirichletHead,
+    GraphPosteriorNetwork,
+    NaturalPosteriorNetwork,
+    PosteriorOutput,
+    log_certainty_budget,
+)
+from gs_models.registry import (
+    available_models,
+    available_presets,
+    build_model,
+    preset,
+    training_defaults,
+)
+from gs_models.sampling import (
+    TorchNeighborSampler,
+    has_native_sampler,
+    neighbor_loader,
+    predict_in_batches,
+)
+from gs_models.structured import (
+    EPFGNN,
+    GMNN,
+    LBPResult,
+    greedy_coloring,
+    loopy_belief_propagation,
+    mean_field_edge_marginals,
+    undirected_pairs,
+)
 
-__all__ = ["__version__"]
+__all__ = [
+    "BatchedRadialFlow",
+    "DGCNN",
+    "DirichletConfig",
+    "DirichletHead",
+    "EGNN",
+    "EGNNLayer",
+    "EMConfig",
+    "EPFGNN",
+    "EPFGNNConfig",
+    "GESS_KNN_K",
+    "GMNN",
+    "GMNNConfig",
+    "GPNConfig",
+    "GraphPosteriorNetwork",
+    "LBPResult",
+    "NatPNConfig",
+    "NaturalPosteriorNetwork",
+    "NodeGNN",
+    "NodeGNNConfig",
+    "PointCloudBackbone",
+    "PointCloudConfig",
+    "PointTransformer",
+    "PosteriorOutput",
+    "TorchNeighborSampler",
+    "TrainingDefaults",
+    "__version__",
+    "available_models",
+    "available_presets",
+    "build_model",
+    "greedy_coloring",
+    "has_native_sampler",
+    "knn_graph",
+    "log_certainty_budget",
+    "loopy_belief_propagation",
+    "mean_field_edge_marginals",
+    "neighbor_loader",
+    "predict_in_batches",
+    "preset",
+    "training_defaults",
+    "undirected_pairs",
+]

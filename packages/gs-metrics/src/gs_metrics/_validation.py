@@ -1,0 +1,178 @@
+"""Input conversion and validation shared by every public function (torch-free).
+
+Torch tensors are accepted by duck typing: anything whose type lives in a ``torch`` module
+is converted with ``.detach().cpu().numpy()``; no torch import happens here.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+#: Default absolute tolerance on ``|sum_c p_c - 1|`` for a row of probabilities.
+PROB_ATOL = 1e-4
+
+
+class EmptyEvaluationWarning(RuntimeWarning):
+    """Warned when a metric is evaluated on an empty set; the metric is then NaN."""
+
+
+def to_numpy(x: Any, name: str) -> np.ndarray:
+    """Convert ``x`` (numpy array, torch tensor, list, ...) to a numpy array.
+
+    Torch tensors are detected by the module of their type (no torch import).
+    """
+    if x is None:
+        raise TypeError(f"{name} is required, got None")
+    module = type(x).__module__ or ""
+    if module.startswith("torch"):
+        x = x.detach().cpu().numpy()
+    elif hasattr(x, "toarray") and module.startswith("scipy"):
+        x = x.toarray()
+    try:
+        return np.asarray(x)
+    except (TypeError, ValueError) as exc:  # pragma: no cover - exotic inputs
+        raise TypeError(
+            f"{name} must be array-like (numpy array, torch tensor or list), got {type(x)!r}"
+        ) from exc
+
+
+def warn_empty(what: str) -> float:
+    """Warn that ``what`` is empty and return NaN (the documented result for empty sets)."""
+    warnings.warn(
+        f"{what} is empty: the metric is undefined and NaN is returned",
+        EmptyEvaluationWarning,
+        stacklevel=3,
+    )
+    return float("nan")
+
+
+def check_probs(probs: Any, name: str = "probs", atol: float = PROB_ATOL) -> np.ndarray:
+    """Validate a ``(n, C)`` array of class probabilities; returns float64."""
+    p = to_numpy(probs, name)
+    if p.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D array of shape (n, num_classes), got shape {p.shape}"
+        )
+    if p.shape[1] < 1:
+        raise ValueError(f"{name} must have at least one class column, got shape {p.shape}")
+    if not np.issubdtype(p.dtype, np.floating):
+        if np.issubdtype(p.dtype, np.integer) or p.dtype == np.bool_:
+            p = p.astype(np.float64)
+        else:
+            raise TypeError(f"{name} must hold floating-point probabilities, got dtype {p.dtype}")
+    if p.dtype != np.float32:
+        p = p.astype(np.float64, copy=False)
+    if p.size:
+        if not np.isfinite(p).all():
+            raise ValueError(
+                f"{name} contains NaN or infinite values; probabilities must be finite"
+            )
+        if p.min() < -atol or p.max() > 1 + atol:
+            raise ValueError(
+                f"{name} must lie in [0, 1] (tolerance {atol}); got values in [{p.min()}, {p.max()}]"
+            )
+        dev = np.abs(p.sum(axis=1, dtype=np.float64) - 1.0)
+        worst = int(np.argmax(dev))
+        if dev[worst] > atol:
+            raise ValueError(
+                f"rows of {name} must sum to 1 (tolerance {atol}); row {worst} sums to "
+                f"{float(p[worst].sum(dtype=np.float64))!r}. Pass probabilities (apply softmax to logits)"
+            )
+    return p
+
+
+def check_labels(
+    labels: Any, num_classes: int | None, n: int | None, name: str = "labels"
+) -> np.ndarray:
+    """Validate integer class labels in ``[0, num_classes)`` of length ``n``; returns int64."""
+    y = to_numpy(labels, name)
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of class indices, got shape {y.shape}")
+    if n is not None and y.shape[0] != n:
+        raise ValueError(
+            f"{name} has length {y.shape[0]} but {n} predictions were given; lengths must match"
+        )
+    if np.issubdtype(y.dtype, np.floating):
+        if y.size and not np.isfinite(y).all():
+            raise ValueError(
+                f"{name} contains NaN or infinite values; labels must be integer class indices"
+            )
+        if y.size and not np.all(y == np.round(y)):
+            raise TypeError(f"{name} must be integer class indices, got non-integral floats")
+    elif not (np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_):
+        raise TypeError(f"{name} must be integer class indices, got dtype {y.dtype}")
+    y = y.astype(np.int64, copy=False)
+    if y.size and num_classes is not None and (y.min() < 0 or y.max() >= num_classes):
+        raise ValueError(
+            f"{name} must lie in [0, {num_classes}) (the number of probability columns); "
+            f"got values in [{y.min()}, {y.max()}]"
+        )
+    return y
+
+
+def check_binary(target: Any, n: int | None, name: str) -> np.ndarray:
+    """Validate a binary 0/1 (or boolean) target of length ``n``; returns bool."""
+    t = to_numpy(target, name)
+    if t.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of 0/1 or booleans, got shape {t.shape}")
+    if n is not None and t.shape[0] != n:
+        raise ValueError(
+            f"{name} has length {t.shape[0]} but {n} scores were given; lengths must match"
+        )
+    if t.dtype == np.bool_:
+        return t
+    if np.issubdtype(t.dtype, np.floating) and t.size and not np.isfinite(t).all():
+        raise ValueError(f"{name} contains NaN; it must hold 0/1 or booleans")
+    if t.size and not np.isin(t, (0, 1)).all():
+        raise ValueError(f"{name} must hold only 0/1 or booleans, got values {np.unique(t)[:5]}")
+    return t.astype(bool)
+
+
+def check_scores(scores: Any, name: str, n: int | None = None) -> np.ndarray:
+    """Validate a 1-D finite float array (uncertainties, confidences, predictions)."""
+    s = to_numpy(scores, name)
+    if s.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array, got shape {s.shape}")
+    if n is not None and s.shape[0] != n:
+        raise ValueError(
+            f"{name} has length {s.shape[0]} but {n} were expected; lengths must match"
+        )
+    if not (np.issubdtype(s.dtype, np.number) or s.dtype == np.bool_):
+        raise TypeError(f"{name} must be numeric, got dtype {s.dtype}")
+    s = s.astype(np.float64, copy=False)
+    if s.size and not np.isfinite(s).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return s
+
+
+def check_mask(mask: Any, n: int, name: str = "mask") -> np.ndarray:
+    """A boolean mask of length ``n`` from a boolean mask or an integer index array (None: all)."""
+    if mask is None:
+        return np.ones(n, dtype=bool)
+    m = to_numpy(mask, name)
+    if m.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D boolean mask or index array, got shape {m.shape}")
+    if m.dtype == np.bool_:
+        if m.shape[0] != n:
+            raise ValueError(
+                f"{name} has length {m.shape[0]} but there are {n} nodes; lengths must match"
+            )
+        return m
+    if np.issubdtype(m.dtype, np.integer):
+        if m.size and (m.min() < 0 or m.max() >= n):
+            raise ValueError(f"{name} indices must lie in [0, {n}); got [{m.min()}, {m.max()}]")
+        out = np.zeros(n, dtype=bool)
+        out[m] = True
+        return out
+    raise TypeError(f"{name} must be a boolean mask or an integer index array, got dtype {m.dtype}")
+
+
+def check_confidences(conf: Any, name: str = "confidences", n: int | None = None) -> np.ndarray:
+    """Validate confidences in ``[0, 1]``."""
+    c = check_scores(conf, name, n)
+    if c.size and (c.min() < 0 or c.max() > 1):
+        raise ValueError(f"{name} must lie in [0, 1]; got values in [{c.min()}, {c.max()}]")
+    return c

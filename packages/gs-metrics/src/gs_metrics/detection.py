@@ -1,0 +1,280 @@
+"""OOD detection and misclassification detection metrics, and uncertainty measures.
+
+Conventions (structural-shifts paper, section 4 "Prediction tasks & evaluation metrics"): OOD
+detection is a binary classification with the OOD samples as the *positive* class and an
+*uncertainty* as the score (higher uncertainty = more likely OOD). Misclassification detection
+uses the errors as the positive class, with the same orientation.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gs_metrics._validation import (
+    EmptyEvaluationWarning,
+    check_binary,
+    check_probs,
+    check_scores,
+    to_numpy,
+    warn_empty,
+)
+
+__all__ = [
+    "DirichletUncertainty",
+    "EnsembleUncertainty",
+    "OODDetectionMetrics",
+    "aupr",
+    "auroc",
+    "dirichlet_uncertainty",
+    "ensemble_uncertainty",
+    "entropy",
+    "fpr_at_tpr",
+    "max_prob_uncertainty",
+    "misclassification_auroc",
+    "ood_detection_metrics",
+    "prediction_rejection_ratio",
+]
+
+
+def _binary_inputs(scores: Any, target: Any, what: str):
+    s = check_scores(scores, "scores")
+    t = check_binary(target, s.shape[0], what)
+    n_pos = int(t.sum())
+    if s.shape[0] == 0:
+        return s, t, warn_empty("the scored set")
+    if n_pos == 0 or n_pos == s.shape[0]:
+        warnings.warn(
+            f"{what} holds only one class ({'positives' if n_pos else 'negatives'}): the metric is "
+            "undefined and NaN is returned",
+            EmptyEvaluationWarning,
+            stacklevel=3,
+        )
+        return s, t, float("nan")
+    return s, t, None
+
+
+def auroc(scores: Any, target: Any) -> float:
+    """Area under the ROC curve of ``scores`` for the positive class ``target == 1``.
+
+    Computed from midranks (Mann-Whitney U), so tied scores count one half, as in
+    ``sklearn.metrics.roc_auc_score``. NaN with a warning when only one class is present.
+    """
+    from scipy.stats import rankdata
+
+    s, t, bad = _binary_inputs(scores, target, "target")
+    if bad is not None:
+        return bad
+    r = rankdata(s)
+    n_pos = float(t.sum())
+    n_neg = float(t.size - n_pos)
+    return float((r[t].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def _sorted_counts(s: np.ndarray, t: np.ndarray):
+    """Cumulative TP/FP at each distinct threshold, scores in decreasing order."""
+    order = np.argsort(-s, kind="stable")
+    s, t = s[order], t[order]
+    distinct = np.flatnonzero(np.diff(s)) if s.size > 1 else np.zeros(0, dtype=np.intp)
+    ends = np.r_[distinct, s.size - 1]
+    tp = np.cumsum(t)[ends].astype(np.float64)
+    fp = (ends + 1) - tp
+    return tp, fp
+
+
+def aupr(scores: Any, target: Any) -> float:
+    """Area under the precision-recall curve as average precision, ``sum_k (R_k - R_{k-1}) P_k``.
+
+    The step-wise definition of ``sklearn.metrics.average_precision_score`` (no interpolation).
+    NaN with a warning when only one class is present.
+    """
+    s, t, bad = _binary_inputs(scores, target, "target")
+    if bad is not None:
+        return bad
+    tp, fp = _sorted_counts(s, t)
+    precision = tp / (tp + fp)
+    recall = tp / tp[-1]
+    d_recall = np.diff(np.r_[0.0, recall])
+    return float(np.sum(d_recall * precision))
+
+
+def fpr_at_tpr(scores: Any, target: Any, tpr: float = 0.95) -> float:
+    """False-positive rate at the first threshold whose true-positive rate reaches ``tpr``.
+
+    Thresholds are the distinct scores in decreasing order (as in ``sklearn.metrics.roc_curve``).
+    NaN with a warning when only one class is present.
+    """
+    if not 0.0 < tpr <= 1.0:
+        raise ValueError(f"tpr must lie in (0, 1], got {tpr!r}")
+    s, t, bad = _binary_inputs(scores, target, "target")
+    if bad is not None:
+        return bad
+    tp, fp = _sorted_counts(s, t)
+    tprs = tp / tp[-1]
+    k = int(np.searchsorted(tprs, tpr - 1e-12, side="left"))
+    return float(fp[k] / fp[-1])
+
+
+@dataclass(frozen=True)
+class OODDetectionMetrics:
+    """AUROC, AUPR and FPR at 95% TPR of an OOD detector (OOD = positive class)."""
+
+    auroc: float
+    aupr: float
+    fpr95: float
+
+
+def ood_detection_metrics(uncertainty: Any, is_ood: Any) -> OODDetectionMetrics:
+    """OOD detection with OOD as the positive class and ``uncertainty`` as the score.
+
+    Parameters
+    ----------
+    uncertainty : array-like, shape (n,)
+        Higher = more uncertain (e.g. :func:`entropy`, knowledge uncertainty, ``-alpha_0``).
+    is_ood : array-like of bool/0-1, shape (n,)
+        True for OOD samples.
+    """
+    return OODDetectionMetrics(
+        auroc=auroc(uncertainty, is_ood),
+        aupr=aupr(uncertainty, is_ood),
+        fpr95=fpr_at_tpr(uncertainty, is_ood),
+    )
+
+
+def misclassification_auroc(uncertainty: Any, is_error: Any) -> float:
+    """AUROC of ``uncertainty`` for detecting misclassified samples (errors = positive class)."""
+    return auroc(uncertainty, is_error)
+
+
+def _rejection_curve(u: np.ndarray, err: np.ndarray) -> np.ndarray:
+    """Expected number of errors kept after rejecting the ``k`` most uncertain samples, k = 0..n.
+
+    Ties in ``u`` are rejected in random order in expectation (linear interpolation inside a tie).
+    """
+    n = u.size
+    order = np.argsort(-u, kind="stable")
+    us, es = u[order], err[order].astype(np.float64)
+    bounds = np.r_[0, np.flatnonzero(np.diff(us)) + 1, n]
+    cum_at_bounds = np.r_[0.0, np.cumsum(es)][bounds]
+    rejected_errors = np.interp(np.arange(n + 1), bounds, cum_at_bounds)
+    return es.sum() - rejected_errors
+
+
+def _trapezoid(y: np.ndarray, x: np.ndarray) -> float:
+    return float(np.sum((y[1:] + y[:-1]) * np.diff(x)) / 2.0)
+
+
+def prediction_rejection_ratio(uncertainty: Any, is_error: Any) -> float:
+    """Prediction rejection ratio (PRR) of Malinin et al.: ``AR_uncertainty / AR_oracle``.
+
+    Samples are rejected in order of decreasing uncertainty; after rejecting a fraction ``r`` the
+    error rate (kept errors / n) traces the rejection curve. ``AR`` is the area between the random
+    rejection curve ``e (1 - r)`` and the uncertainty (resp. oracle) curve. 1 = oracle ranking,
+    0 = random, negative = worse than random. NaN with a warning without errors or without
+    correct predictions.
+    """
+    u, err, bad = _binary_inputs(uncertainty, is_error, "is_error")
+    if bad is not None:
+        return bad
+    n = u.size
+    e = err.sum() / n
+    r = np.arange(n + 1) / n
+    curve = _rejection_curve(u, err) / n
+    random = e * (1 - r)
+    oracle = np.maximum(e - r, 0.0)
+    ar_unc = _trapezoid(random - curve, r)
+    ar_orc = _trapezoid(random - oracle, r)
+    return float(ar_unc / ar_orc)
+
+
+def entropy(probs: Any, axis: int = -1) -> np.ndarray:
+    """Shannon entropy ``-sum_l p_l log p_l`` (natural log, ``0 log 0 = 0``) of each distribution."""
+    p = np.asarray(to_numpy(probs, "probs"), dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plogp = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    return -plogp.sum(axis=axis)
+
+
+def max_prob_uncertainty(probs: Any) -> np.ndarray:
+    """``1 - max_l p_l`` per sample (higher = more uncertain)."""
+    p = check_probs(probs)
+    return 1.0 - p.max(axis=1).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class EnsembleUncertainty:
+    """Uncertainty decomposition of an ensemble / MC samples, each of shape (n,).
+
+    ``total = data + knowledge``: total = entropy of the mean prediction, data = mean entropy of
+    the members (expected data uncertainty), knowledge = their difference (mutual information
+    between prediction and model).
+    """
+
+    total: np.ndarray
+    data: np.ndarray
+    knowledge: np.ndarray
+
+
+def ensemble_uncertainty(member_probs: Any, atol: float = 1e-4) -> EnsembleUncertainty:
+    """Total / data / knowledge uncertainty from ensemble members or MC samples.
+
+    Parameters
+    ----------
+    member_probs : array-like, shape (S, n, C)
+        Predictive distributions of ``S`` members (or MC-dropout samples).
+    """
+    p = to_numpy(member_probs, "member_probs")
+    if p.ndim != 3:
+        raise ValueError(f"member_probs must have shape (members, n, C), got shape {p.shape}")
+    if p.shape[0] < 1:
+        raise ValueError("member_probs needs at least one member")
+    for s in range(p.shape[0]):
+        check_probs(p[s], f"member_probs[{s}]", atol)
+    p = p.astype(np.float64)
+    total = entropy(p.mean(axis=0))
+    data = entropy(p).mean(axis=0)
+    return EnsembleUncertainty(total=total, data=data, knowledge=np.maximum(total - data, 0.0))
+
+
+@dataclass(frozen=True)
+class DirichletUncertainty:
+    """Uncertainties of Dirichlet outputs, each of shape (n,).
+
+    ``alpha0`` is the total evidence (higher = more confident; use ``-alpha0`` as an uncertainty
+    score), ``total`` the entropy of the expected categorical ``alpha / alpha0``,
+    ``expected_entropy`` the expected entropy ``E_{p ~ Dir(alpha)}[H(p)]`` (data uncertainty) and
+    ``mutual_information = total - expected_entropy`` (knowledge / distributional uncertainty).
+    """
+
+    alpha0: np.ndarray
+    total: np.ndarray
+    expected_entropy: np.ndarray
+    mutual_information: np.ndarray
+
+
+def dirichlet_uncertainty(alpha: Any) -> DirichletUncertainty:
+    """Uncertainty measures of Dirichlet parameters ``alpha`` of shape (n, C) (all > 0).
+
+    ``E[H(p)] = -sum_c (alpha_c / alpha_0) (psi(alpha_c + 1) - psi(alpha_0 + 1))`` (Malinin & Gales).
+    """
+    from scipy.special import digamma
+
+    a = to_numpy(alpha, "alpha")
+    if a.ndim != 2:
+        raise ValueError(f"alpha must have shape (n, C), got shape {a.shape}")
+    a = a.astype(np.float64)
+    if a.size and (not np.isfinite(a).all() or a.min() <= 0):
+        raise ValueError("alpha must hold finite, strictly positive Dirichlet parameters")
+    a0 = a.sum(axis=1)
+    mean = a / a0[:, None]
+    total = entropy(mean)
+    exp_ent = -np.sum(mean * (digamma(a + 1.0) - digamma(a0 + 1.0)[:, None]), axis=1)
+    return DirichletUncertainty(
+        alpha0=a0,
+        total=total,
+        expected_entropy=exp_ent,
+        mutual_information=np.maximum(total - exp_ent, 0.0),
+    )

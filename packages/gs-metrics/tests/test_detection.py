@@ -1,0 +1,130 @@
+"""OOD / misclassification detection and uncertainty measures against scikit-learn, scipy and
+Monte Carlo references."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gs_metrics as gm
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 300), st.booleans())
+def test_auroc_aupr_match_sklearn(seed, n, ties):
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    rng = np.random.default_rng(seed)
+    t = rng.random(n) < rng.uniform(0.05, 0.95)
+    if t.all() or not t.any():
+        t[0] = not t[0]
+    s = rng.normal(size=n) + t * rng.uniform(0, 2)
+    if ties:
+        s = np.round(s, 1)
+    assert gm.auroc(s, t) == pytest.approx(roc_auc_score(t, s), abs=1e-12)
+    assert gm.aupr(s, t) == pytest.approx(average_precision_score(t, s), abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(5, 300), st.booleans())
+def test_fpr_at_95_tpr_matches_roc_curve(seed, n, ties):
+    from sklearn.metrics import roc_curve
+
+    rng = np.random.default_rng(seed)
+    t = rng.random(n) < 0.5
+    t[:2] = [True, False]
+    s = rng.normal(size=n) + t
+    if ties:
+        s = np.round(s, 1)
+    fpr, tpr, _ = roc_curve(t, s, drop_intermediate=False)
+    ref = fpr[np.argmax(tpr >= 0.95)]
+    assert gm.fpr_at_tpr(s, t, 0.95) == pytest.approx(ref)
+    m = gm.ood_detection_metrics(s, t)
+    assert m.fpr95 == pytest.approx(ref)
+
+
+def test_single_class_gives_nan_with_warning():
+    with pytest.warns(gm.EmptyEvaluationWarning, match="one class"):
+        assert np.isnan(gm.auroc([0.1, 0.2], [1, 1]))
+    with pytest.warns(gm.EmptyEvaluationWarning):
+        assert np.isnan(gm.prediction_rejection_ratio([0.1, 0.2], [0, 0]))
+
+
+def _prr_brute(u, err):
+    """PRR from an explicit rejection curve (ties broken by averaging over all orders)."""
+    import itertools
+
+    n = len(u)
+    curves = []
+    groups = [np.flatnonzero(u == v) for v in sorted(set(u), reverse=True)]
+    for orders in itertools.product(*[list(itertools.permutations(g)) for g in groups]):
+        order = np.concatenate(orders)
+        curves.append([err[order[k:]].sum() / n for k in range(n + 1)])
+    curve = np.mean(curves, axis=0)
+    r = np.arange(n + 1) / n
+    e = err.mean()
+    rnd = e * (1 - r)
+    orc = np.maximum(e - r, 0)
+
+    def trap(v):
+        return np.sum((v[1:] + v[:-1]) / 2 * np.diff(r))
+
+    return trap(rnd - curve) / trap(rnd - orc)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_prr_against_explicit_curve(seed):
+    rng = np.random.default_rng(seed)
+    u = np.round(rng.random(7), 1)
+    err = rng.random(7) < 0.4
+    err[:2] = [True, False]
+    assert gm.prediction_rejection_ratio(u, err) == pytest.approx(_prr_brute(u, err.astype(float)))
+
+
+def test_prr_extremes():
+    err = np.array([1, 0, 1, 0, 0, 0, 1, 0], dtype=bool)
+    assert gm.prediction_rejection_ratio(err.astype(float), err) == pytest.approx(1.0)  # oracle
+    assert gm.prediction_rejection_ratio(-err.astype(float), err) < 0  # anti-oracle
+    assert gm.prediction_rejection_ratio(np.zeros(8), err) == pytest.approx(
+        0.0, abs=1e-12
+    )  # all tied = random
+    assert gm.misclassification_auroc(err.astype(float), err) == 1.0
+
+
+def test_entropy_and_ensemble_decomposition():
+    from scipy.stats import entropy as sp_entropy
+
+    rng = np.random.default_rng(0)
+    members = rng.dirichlet(np.ones(5), size=(4, 30))  # (S, n, C)
+    res = gm.ensemble_uncertainty(members)
+    mean = members.mean(0)
+    assert np.allclose(res.total, sp_entropy(mean, axis=1))
+    assert np.allclose(res.data, np.mean([sp_entropy(m, axis=1) for m in members], axis=0))
+    assert np.allclose(res.total, res.data + res.knowledge)
+    assert (res.knowledge >= 0).all()
+    # identical members: no knowledge uncertainty
+    same = gm.ensemble_uncertainty(np.repeat(members[:1], 3, axis=0))
+    assert np.allclose(same.knowledge, 0, atol=1e-12)
+    p = np.array([[1.0, 0.0], [0.5, 0.5]])
+    assert np.allclose(gm.entropy(p), [0.0, np.log(2)])
+    assert np.allclose(gm.max_prob_uncertainty(p), [0.0, 0.5])
+
+
+def test_dirichlet_against_monte_carlo():
+    rng = np.random.default_rng(1)
+    alpha = np.array([[1.0, 2.0, 3.0], [10.0, 10.0, 10.0], [0.5, 0.5, 4.0]])
+    res = gm.dirichlet_uncertainty(alpha)
+    assert np.allclose(res.alpha0, alpha.sum(1))
+    for i, a in enumerate(alpha):
+        samples = rng.dirichlet(a, size=200_000)
+        mc = np.mean(gm.entropy(samples))
+        assert res.expected_entropy[i] == pytest.approx(mc, abs=5e-3)
+        assert res.total[i] == pytest.approx(gm.entropy(a / a.sum()))
+    assert np.allclose(res.mutual_information, res.total - res.expected_entropy)
+    # more evidence with the same mean: less knowledge uncertainty
+    mi = gm.dirichlet_uncertainty(np.array([[1.0, 1.0], [100.0, 100.0]])).mutual_information
+    assert mi[0] > mi[1] > 0
+    with pytest.raises(ValueError, match="positive"):
+        gm.dirichlet_uncertainty(np.array([[0.0, 1.0]]))

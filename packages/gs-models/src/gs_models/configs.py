@@ -1,0 +1,381 @@
+"""Typed configurations of every model in gs-models.
+
+Defaults are the papers' settings (each class cites its source). Every config validates
+itself in ``__post_init__`` and raises :class:`ValueError` naming the field and the
+accepted values. Configs are frozen dataclasses: derive variants with
+:func:`dataclasses.replace` (or pass overrides to :func:`gs_models.build_model`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gs_models._validation import check_positive_int, check_probability
+
+__all__ = [
+    "ACTIVATIONS",
+    "NODE_MODELS",
+    "NORMS",
+    "POINT_CLOUD_MODELS",
+    "CERTAINTY_BUDGETS",
+    "EVIDENCE_ACTIVATIONS",
+    "DirichletConfig",
+    "EMConfig",
+    "EPFGNNConfig",
+    "GMNNConfig",
+    "GPNConfig",
+    "NatPNConfig",
+    "NodeGNNConfig",
+    "PointCloudConfig",
+    "TrainingDefaults",
+    "GESS_KNN_K",
+]
+
+NODE_MODELS = ("mlp", "gcn", "sage", "gat", "gin")
+POINT_CLOUD_MODELS = ("egnn", "dgcnn", "pointtransformer")
+NORMS = (None, "batch", "layer")
+ACTIVATIONS = ("relu", "gelu", "elu", "leaky_relu", "silu", "tanh", "identity")
+EVIDENCE_ACTIVATIONS = ("softplus", "exp", "relu")
+CERTAINTY_BUDGETS = ("constant", "exp-half", "exp", "normal")
+
+#: Number of nearest neighbours of the kNN graph per GeSS dataset (GeSS, appendix B / D.1).
+GESS_KNN_K: dict[str, int] = {"track": 5, "qmof": 10, "drugood-3d": 3}
+
+
+def _choice(value: object, name: str, accepted: tuple) -> None:
+    if value not in accepted:
+        raise ValueError(f"{name}={value!r} is not accepted; choose one of {list(accepted)}")
+
+
+@dataclass(frozen=True)
+class NodeGNNConfig:
+    """Node-level GNN (MLP, GCN, SAGE, GAT, GIN) built from PyG layers.
+
+    The defaults are the *base* architecture of the structural-shifts paper (Bazhenov et al.,
+    appendix F): three GCN layers, hidden 256, dropout 0.2, batch normalisation, GELU, and a
+    single linear layer as the task head.
+
+    Parameters
+    ----------
+    model : {"mlp", "gcn", "sage", "gat", "gin"}
+        Message-passing layer (``"mlp"`` uses linear layers and ignores the graph).
+    hidden_channels : int
+        Width of hidden layers. For GAT this is the *total* width: ``heads`` heads of
+        ``hidden_channels // heads`` channels each, concatenated.
+    num_layers : int
+        With ``head="linear"``: number of encoder layers below the linear head. With
+        ``head="conv"``: total number of message-passing layers, the last one mapping to the
+        outputs (the classic Kipf-Welling / Velickovic layout).
+    embedding_channels : int or None
+        Width of the last encoder layer (the returned embeddings); ``None`` means
+        ``hidden_channels``. LeBed uses hidden 256 and embeddings of width 32.
+    dropout : float
+        Dropout probability between layers (and before the head).
+    input_dropout : float
+        Dropout on the input features.
+    norm : {None, "batch", "layer"}
+        Normalisation after each hidden message-passing layer.
+    activation : str
+        One of :data:`ACTIVATIONS`.
+    residual : bool
+        Skip connections ``h <- h + layer(h)`` between layers of equal width.
+    pre_linear : bool
+        A linear pre-processing layer (``in -> hidden`` + activation) before the first graph
+        layer (structural-shifts, section 5.3: the "improved" architecture).
+    head : {"linear", "conv"}
+        Output layer type (see ``num_layers``).
+    heads : int
+        GAT attention heads in hidden layers (the output GAT layer has one head).
+    attention_dropout : float
+        GAT dropout on attention coefficients.
+    gin_train_eps : bool
+        Learn GIN's epsilon.
+    sage_aggr : str
+        SAGE neighbourhood aggregation (``"mean"``, ``"max"``, ``"sum"``).
+    """
+
+    model: str = "gcn"
+    hidden_channels: int = 256
+    num_layers: int = 3
+    embedding_channels: int | None = None
+    dropout: float = 0.2
+    input_dropout: float = 0.0
+    norm: str | None = "batch"
+    activation: str = "gelu"
+    residual: bool = False
+    pre_linear: bool = False
+    head: str = "linear"
+    heads: int = 1
+    attention_dropout: float = 0.0
+    gin_train_eps: bool = False
+    sage_aggr: str = "mean"
+
+    def __post_init__(self) -> None:
+        _choice(self.model, "model", NODE_MODELS)
+        check_positive_int(self.hidden_channels, "hidden_channels")
+        check_positive_int(self.num_layers, "num_layers")
+        if self.embedding_channels is not None:
+            check_positive_int(self.embedding_channels, "embedding_channels")
+        check_probability(self.dropout, "dropout")
+        check_probability(self.input_dropout, "input_dropout")
+        check_probability(self.attention_dropout, "attention_dropout")
+        _choice(self.norm, "norm", NORMS)
+        _choice(self.activation, "activation", ACTIVATIONS)
+        _choice(self.head, "head", ("linear", "conv"))
+        _choice(self.sage_aggr, "sage_aggr", ("mean", "max", "sum"))
+        check_positive_int(self.heads, "heads")
+        if self.model == "gat":
+            for width_name in ("hidden_channels", "embedding_channels"):
+                width = getattr(self, width_name)
+                if width is not None and width % self.heads:
+                    raise ValueError(
+                        f"{width_name}={width} must be divisible by heads={self.heads} for GAT "
+                        f"(accepted: multiples of {self.heads})"
+                    )
+
+    @property
+    def embedding_width(self) -> int:
+        """Width of the embeddings returned by ``forward``."""
+        return (
+            self.embedding_channels if self.embedding_channels is not None else self.hidden_channels
+        )
+
+
+@dataclass(frozen=True)
+class EMConfig:
+    """EM training schedule of the structured models (edgewise-calibration paper, appendix C.2).
+
+    Pre-train the GNN backbone for ``pretrain_epochs``; then ``em_rounds`` rounds of an
+    M-step (``m_epochs``) and an E-step (``e_epochs``). Adam with ``lr`` and ``weight_decay``
+    (the paper's GCN settings: 0.01 and 5e-4).
+    """
+
+    pretrain_epochs: int = 200
+    m_epochs: int = 100
+    e_epochs: int = 100
+    em_rounds: int = 1
+    lr: float = 0.01
+    weight_decay: float = 5e-4
+
+    def __post_init__(self) -> None:
+        for name in ("pretrain_epochs", "m_epochs", "e_epochs"):
+            check_positive_int(getattr(self, name), name, minimum=0)
+        check_positive_int(self.em_rounds, "em_rounds", minimum=0)
+        if not self.lr > 0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+        if not self.weight_decay >= 0:
+            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay}")
+
+
+def _edgewise_gcn() -> NodeGNNConfig:
+    return NodeGNNConfig(
+        model="gcn",
+        hidden_channels=64,
+        num_layers=2,
+        dropout=0.5,
+        norm=None,
+        activation="relu",
+        head="conv",
+    )
+
+
+@dataclass(frozen=True)
+class GMNNConfig:
+    """Graph Markov Neural Network (Qu, Bengio & Tang, ICML 2019) as set up in the edgewise paper.
+
+    ``q`` is the GNN backbone (object classifier ``q_theta(y_n | x)``); the second network
+    ``p_phi(y_n | y_NB(n))`` approximates the CRF and is trained by pseudo-likelihood. Both
+    use the baseline GCN settings (edgewise paper, appendix C.2: 2 layers x 64, dropout 0.5).
+    The ``p`` network propagates the neighbours' labels once *without* the node's own label
+    (a GCN layer without self-loops) followed by a linear layer, so that its output is a
+    genuine conditional ``p(y_n | y_NB(n))`` (a second propagation would route ``y_n`` back
+    through the neighbours).
+
+    ``num_samples`` label samples (32 in the paper) give the structured marginals. Each is
+    drawn from ``q`` and then refined by ``gibbs_sweeps`` chromatic Gibbs sweeps of ``p``'s
+    conditionals. ``gibbs_sweeps=0`` (default) is the paper's procedure (neighbour labels
+    sampled from ``q``, ``p``'s conditionals averaged). More sweeps move the samples towards
+    ``p``'s own joint, which ignores the features: use them only together with observed
+    labels (``y``, ``observed_mask``), which anchor the chains.
+    """
+
+    q: NodeGNNConfig = field(default_factory=_edgewise_gcn)
+    p_hidden_channels: int = 64
+    p_dropout: float = 0.5
+    num_samples: int = 32
+    gibbs_sweeps: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.q, NodeGNNConfig):
+            raise TypeError(f"q must be a NodeGNNConfig, got {type(self.q).__name__}")
+        check_positive_int(self.p_hidden_channels, "p_hidden_channels")
+        check_probability(self.p_dropout, "p_dropout")
+        check_positive_int(self.num_samples, "num_samples")
+        check_positive_int(self.gibbs_sweeps, "gibbs_sweeps", minimum=0)
+
+
+@dataclass(frozen=True)
+class EPFGNNConfig:
+    """Explicit Pairwise Factorized GNN (Wang, Shen & Cremers, UAI 2021) as in the edgewise paper.
+
+    A GCN backbone gives the unary log-potentials of a pairwise MRF whose pairwise
+    log-potential is one shared (symmetric) ``C x C`` compatibility matrix. Mean field
+    (``mean_field_iterations``) is the training-time inference; loopy belief propagation with
+    ``lbp_iterations`` (100 in the paper) gives the edge marginals for evaluation.
+    """
+
+    backbone: NodeGNNConfig = field(default_factory=_edgewise_gcn)
+    mean_field_iterations: int = 10
+    lbp_iterations: int = 100
+    lbp_damping: float = 0.5
+    lbp_tolerance: float = 1e-6
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.backbone, NodeGNNConfig):
+            raise TypeError(f"backbone must be a NodeGNNConfig, got {type(self.backbone).__name__}")
+        check_positive_int(self.mean_field_iterations, "mean_field_iterations", minimum=0)
+        check_positive_int(self.lbp_iterations, "lbp_iterations")
+        check_probability(self.lbp_damping, "lbp_damping")
+        if not self.lbp_tolerance >= 0:
+            raise ValueError(f"lbp_tolerance must be >= 0, got {self.lbp_tolerance}")
+
+
+@dataclass(frozen=True)
+class DirichletConfig:
+    """Dirichlet evidence head on a node-level GNN (structural-shifts paper, appendix F).
+
+    The backbone's linear head predicts evidence ``e = act(logits) >= 0``; the Dirichlet
+    parameters are ``alpha = prior + e``.
+    """
+
+    backbone: NodeGNNConfig = field(default_factory=NodeGNNConfig)
+    evidence: str = "softplus"
+    prior: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.backbone, NodeGNNConfig):
+            raise TypeError(f"backbone must be a NodeGNNConfig, got {type(self.backbone).__name__}")
+        _choice(self.evidence, "evidence", EVIDENCE_ACTIVATIONS)
+        if not self.prior > 0:
+            raise ValueError(f"prior must be > 0 (Dirichlet concentration), got {self.prior}")
+
+
+@dataclass(frozen=True)
+class GPNConfig:
+    """Graph Posterior Network (Stadler et al., NeurIPS 2021), the GPN of the structural-shifts paper.
+
+    Feature encoder MLP (``hidden_channels``, ``latent_dim``), one radial flow of
+    ``flow_layers`` transformations per class on the latent space, class evidence
+    ``beta_c = N_c * p(z | c)`` scaled by the certainty budget, then APPNP propagation
+    (``appnp_K`` steps, teleport ``appnp_alpha``) of the evidence. Defaults follow the GPN
+    paper (hidden 64, latent 16, 10 radial layers, K=10, alpha=0.1, dropout 0.5).
+    """
+
+    hidden_channels: int = 64
+    latent_dim: int = 16
+    flow_layers: int = 10
+    appnp_K: int = 10
+    appnp_alpha: float = 0.1
+    dropout: float = 0.5
+    input_dropout: float = 0.0
+    budget: str = "normal"
+    prior: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_positive_int(self.hidden_channels, "hidden_channels")
+        check_positive_int(self.latent_dim, "latent_dim")
+        check_positive_int(self.flow_layers, "flow_layers", minimum=0)
+        check_positive_int(self.appnp_K, "appnp_K", minimum=0)
+        check_probability(self.appnp_alpha, "appnp_alpha", allow_one=True)
+        check_probability(self.dropout, "dropout")
+        check_probability(self.input_dropout, "input_dropout")
+        _choice(self.budget, "budget", CERTAINTY_BUDGETS)
+        if not self.prior > 0:
+            raise ValueError(f"prior must be > 0, got {self.prior}")
+
+
+@dataclass(frozen=True)
+class NatPNConfig:
+    """Natural Posterior Network (Charpentier et al., ICLR 2022) for node classification.
+
+    As in the structural-shifts paper, the encoder has the architecture of the SE model
+    (``encoder``: the base GCN); a linear layer maps its embeddings to a ``latent_dim`` latent
+    space, one radial flow (``flow_layers``) gives the density ``p(z)``, a linear decoder
+    gives class probabilities ``chi``, and the posterior update is
+    ``alpha = prior + N_H * p(z) * chi`` with the certainty budget ``N_H`` (``budget``).
+    """
+
+    encoder: NodeGNNConfig = field(default_factory=NodeGNNConfig)
+    latent_dim: int = 16
+    flow_layers: int = 8
+    budget: str = "normal"
+    prior: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.encoder, NodeGNNConfig):
+            raise TypeError(f"encoder must be a NodeGNNConfig, got {type(self.encoder).__name__}")
+        check_positive_int(self.latent_dim, "latent_dim")
+        check_positive_int(self.flow_layers, "flow_layers", minimum=0)
+        _choice(self.budget, "budget", CERTAINTY_BUDGETS)
+        if not self.prior > 0:
+            raise ValueError(f"prior must be > 0, got {self.prior}")
+
+
+@dataclass(frozen=True)
+class PointCloudConfig:
+    """Geometric backbone for point clouds (GeSS, section 4.1, appendices B, D.1 and F).
+
+    GeSS settings: 4 layers, hidden 64 (32 for Point Transformer), dropout 0.2, batch
+    normalisation, ReLU, sum pooling, a kNN graph on the coordinates with ``k`` = 5 (Track),
+    10 (QMOF) or 3 (DrugOOD-3D) (see :data:`GESS_KNN_K`), and a 2-layer MLP head.
+
+    Parameters
+    ----------
+    model : {"egnn", "dgcnn", "pointtransformer"}
+    hidden_channels, num_layers, dropout, norm, activation
+        As in GeSS.
+    k : int
+        Neighbours in the kNN graph (DGCNN recomputes it in feature space after layer 1).
+    categorical : bool
+        ``True``: ``x`` holds integer categories (atom types) in ``[0, in_channels)``,
+        embedded by ``nn.Embedding``; ``False``: ``x`` is a float tensor ``(N, in_channels)``
+        (Track uses all-ones, ``in_channels=1``).
+    pos_dim : int
+        Dimension of the coordinates (3).
+    residual : bool
+        Skip connections between layers.
+    update_pos : bool
+        EGNN only: equivariant coordinate updates (Satorras et al., eq. 4).
+    """
+
+    model: str = "egnn"
+    hidden_channels: int = 64
+    num_layers: int = 4
+    dropout: float = 0.2
+    norm: str | None = "batch"
+    activation: str = "relu"
+    k: int = 5
+    categorical: bool = False
+    pos_dim: int = 3
+    residual: bool = True
+    update_pos: bool = True
+
+    def __post_init__(self) -> None:
+        _choice(self.model, "model", POINT_CLOUD_MODELS)
+        check_positive_int(self.hidden_channels, "hidden_channels")
+        check_positive_int(self.num_layers, "num_layers")
+        check_probability(self.dropout, "dropout")
+        _choice(self.norm, "norm", NORMS)
+        _choice(self.activation, "activation", ACTIVATIONS)
+        check_positive_int(self.k, "k")
+        check_positive_int(self.pos_dim, "pos_dim")
+
+
+@dataclass(frozen=True)
+class TrainingDefaults:
+    """Optimiser settings a paper used with a preset (consumed by gs-algos; informative here)."""
+
+    lr: float
+    weight_decay: float
+    max_epochs: int | None = None
+    source: str = ""

@@ -1,0 +1,174 @@
+"""Node-level GNNs (MLP, GCN, SAGE, GAT, GIN) built from PyG layers."""
+
+from __future__ import annotations
+
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch_geometric.nn import GATConv, GCNConv, GINConv, SAGEConv
+
+from gs_models._validation import check_edge_index, check_node_features, check_positive_int
+from gs_models.configs import NodeGNNConfig
+
+__all__ = ["NodeGNN", "make_activation", "make_norm"]
+
+
+def make_activation(name: str) -> nn.Module:
+    """Activation module by name (one of :data:`gs_models.configs.ACTIVATIONS`)."""
+    table = {
+        "relu": nn.ReLU,
+        "gelu": nn.GELU,
+        "elu": nn.ELU,
+        "leaky_relu": nn.LeakyReLU,
+        "silu": nn.SiLU,
+        "tanh": nn.Tanh,
+        "identity": nn.Identity,
+    }
+    if name not in table:
+        raise ValueError(f"activation={name!r} is not accepted; choose one of {sorted(table)}")
+    return table[name]()
+
+
+def make_norm(name: str | None, channels: int) -> nn.Module:
+    """Normalisation over nodes/points: ``None`` (identity), ``"batch"`` or ``"layer"``."""
+    if name is None:
+        return nn.Identity()
+    if name == "batch":
+        return nn.BatchNorm1d(channels)
+    if name == "layer":
+        return nn.LayerNorm(channels)
+    raise ValueError(f"norm={name!r} is not accepted; choose one of [None, 'batch', 'layer']")
+
+
+def _make_layer(cfg: NodeGNNConfig, in_ch: int, out_ch: int, *, is_output: bool) -> nn.Module:
+    model = cfg.model
+    if model == "mlp":
+        return nn.Linear(in_ch, out_ch)
+    if model == "gcn":
+        return GCNConv(in_ch, out_ch)
+    if model == "sage":
+        return SAGEConv(in_ch, out_ch, aggr=cfg.sage_aggr)
+    if model == "gat":
+        if is_output:
+            return GATConv(in_ch, out_ch, heads=1, concat=False, dropout=cfg.attention_dropout)
+        return GATConv(
+            in_ch, out_ch // cfg.heads, heads=cfg.heads, concat=True, dropout=cfg.attention_dropout
+        )
+    if model == "gin":
+        mlp = nn.Sequential(
+            nn.Linear(in_ch, out_ch), make_activation(cfg.activation), nn.Linear(out_ch, out_ch)
+        )
+        return GINConv(mlp, train_eps=cfg.gin_train_eps)
+    raise ValueError(
+        f"model={model!r} is not accepted; choose one of ['mlp', 'gcn', 'sage', 'gat', 'gin']"
+    )
+
+
+class NodeGNN(nn.Module):
+    r"""Node-level GNN: optional linear pre-processing, message-passing layers, output head.
+
+    Shapes
+    ------
+    - input ``x``: ``(N, in_channels)`` float; ``edge_index``: ``(2, E)`` long
+      (``edge_index[0]`` = source, ``edge_index[1]`` = target).
+    - output: a tuple ``(embeddings, logits)`` with ``embeddings`` ``(N, D)``, the
+      representation right before the final head (``D = config.embedding_width``), and
+      ``logits`` ``(N, out_channels)``.
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+        Input feature width and number of outputs (classes).
+    config : NodeGNNConfig
+        Architecture; see :class:`~gs_models.configs.NodeGNNConfig`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gs_models import build_model
+    >>> model = build_model("gcn", 8, 3, hidden_channels=16, num_layers=2)
+    >>> x = torch.randn(5, 8); edge_index = torch.tensor([[0, 1, 2, 3], [1, 2, 3, 4]])
+    >>> emb, logits = model(x, edge_index)
+    >>> tuple(emb.shape), tuple(logits.shape)
+    ((5, 16), (5, 3))
+    """
+
+    def __init__(
+        self, in_channels: int, out_channels: int, config: NodeGNNConfig | None = None
+    ) -> None:
+        super().__init__()
+        self.in_channels = check_positive_int(in_channels, "in_channels")
+        self.out_channels = check_positive_int(out_channels, "out_channels")
+        cfg = config if config is not None else NodeGNNConfig()
+        if not isinstance(cfg, NodeGNNConfig):
+            raise TypeError(f"config must be a NodeGNNConfig, got {type(cfg).__name__}")
+        self.config = cfg
+        self.uses_graph = cfg.model != "mlp"
+
+        width = in_channels
+        self.pre = None
+        if cfg.pre_linear:
+            self.pre = nn.Linear(in_channels, cfg.hidden_channels)
+            width = cfg.hidden_channels
+
+        n_encoder = cfg.num_layers if cfg.head == "linear" else cfg.num_layers - 1
+        emb = cfg.embedding_width
+        self.layers = nn.ModuleList()
+        self.norms = nn.ModuleList()
+        self._residual: list[bool] = []
+        for i in range(n_encoder):
+            out = emb if i == n_encoder - 1 else cfg.hidden_channels
+            self.layers.append(_make_layer(cfg, width, out, is_output=False))
+            self.norms.append(make_norm(cfg.norm, out))
+            self._residual.append(cfg.residual and width == out)
+            width = out
+        self.embedding_channels = width
+        if cfg.head == "linear":
+            self.head: nn.Module = nn.Linear(width, out_channels)
+            self._graph_head = False
+        else:
+            self.head = _make_layer(cfg, width, out_channels, is_output=True)
+            self._graph_head = cfg.model != "mlp"
+        self.act = make_activation(cfg.activation)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Re-initialise every parameter (PyG / torch defaults)."""
+        for module in self.modules():
+            if module is not self and hasattr(module, "reset_parameters"):
+                module.reset_parameters()
+
+    def _apply_layer(self, layer: nn.Module, h: Tensor, edge_index: Tensor) -> Tensor:
+        return layer(h) if self.config.model == "mlp" else layer(h, edge_index)
+
+    def encode(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        """Embeddings ``(N, D)``: everything below the output head (no validation)."""
+        cfg = self.config
+        h = F.dropout(x, cfg.input_dropout, self.training) if cfg.input_dropout > 0 else x
+        if self.pre is not None:
+            h = F.dropout(self.act(self.pre(h)), cfg.dropout, self.training)
+        for i, (layer, norm) in enumerate(zip(self.layers, self.norms, strict=True)):
+            out = self.act(norm(self._apply_layer(layer, h, edge_index)))
+            h_new = h + out if self._residual[i] else out
+            h = h_new if i == len(self.layers) - 1 else F.dropout(h_new, cfg.dropout, self.training)
+        return h
+
+    def decode(self, embeddings: Tensor, edge_index: Tensor) -> Tensor:
+        """Logits ``(N, out_channels)`` from embeddings (dropout, then the head)."""
+        h = (
+            F.dropout(embeddings, self.config.dropout, self.training)
+            if len(self.layers)
+            else embeddings
+        )
+        if self._graph_head:
+            return self.head(h, edge_index)
+        return self.head(h)
+
+    def forward(self, x: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
+        """Return ``(embeddings, logits)``; see the class docstring for shapes."""
+        check_node_features(x, self.in_channels)
+        check_edge_index(edge_index, x.size(0))
+        emb = self.encode(x, edge_index)
+        return emb, self.decode(emb, edge_index)
+
+    def extra_repr(self) -> str:
+        return f"in_channels={self.in_channels}, out_channels={self.out_channels}, model={self.config.model!r}"

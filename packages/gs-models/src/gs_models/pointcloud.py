@@ -1,0 +1,256 @@
+r"""Geometric backbones for point clouds (GeSS): EGNN, DGCNN and Point Transformer.
+
+Every backbone embeds the point features ``x`` (categorical atom types through
+``nn.Embedding``, or float features such as Track's all-ones through a linear layer), runs
+``num_layers`` message-passing layers on a kNN graph of the coordinates ``pos`` (built with
+:func:`gs_models.knn.knn_graph`), each followed by normalisation, activation and dropout
+(GeSS: 4 layers, batch norm, ReLU, dropout 0.2), sum-pools the point representations per
+cloud and applies a 2-layer MLP head (GeSS, appendix B).
+
+``forward(x, pos, batch=None) -> (graph_embeddings, outputs)`` with shapes
+``(B, hidden_channels)`` and ``(B, out_channels)``; ``B = batch.max() + 1``.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch_geometric.nn import EdgeConv, PointTransformerConv, global_add_pool
+from torch_geometric.utils import scatter
+
+from gs_models._validation import check_positive_int
+from gs_models.configs import PointCloudConfig
+from gs_models.knn import knn_graph
+from gs_models.node import make_activation, make_norm
+
+__all__ = ["DGCNN", "EGNN", "EGNNLayer", "PointCloudBackbone", "PointTransformer"]
+
+
+def _mlp(sizes: list[int], act: str, *, last_act: bool = False) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i in range(len(sizes) - 1):
+        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2 or last_act:
+            layers.append(make_activation(act))
+    return nn.Sequential(*layers)
+
+
+class PointCloudBackbone(nn.Module):
+    """Shared input embedding, validation, pooling and head of the point-cloud backbones."""
+
+    model_name = ""
+
+    def __init__(
+        self, in_channels: int, out_channels: int, config: PointCloudConfig | None = None
+    ) -> None:
+        super().__init__()
+        cfg = config if config is not None else PointCloudConfig(model=self.model_name)
+        if not isinstance(cfg, PointCloudConfig):
+            raise TypeError(f"config must be a PointCloudConfig, got {type(cfg).__name__}")
+        if cfg.model != self.model_name:
+            raise ValueError(
+                f"config.model={cfg.model!r} but this class builds {self.model_name!r}"
+            )
+        self.config = cfg
+        self.in_channels = check_positive_int(in_channels, "in_channels")
+        self.out_channels = check_positive_int(out_channels, "out_channels")
+        h = cfg.hidden_channels
+        self.embed: nn.Module = (
+            nn.Embedding(in_channels, h) if cfg.categorical else nn.Linear(in_channels, h)
+        )
+        self.norms = nn.ModuleList(make_norm(cfg.norm, h) for _ in range(cfg.num_layers))
+        self.act = make_activation(cfg.activation)
+        self.head = nn.Sequential(
+            nn.Linear(h, h),
+            make_activation(cfg.activation),
+            nn.Dropout(cfg.dropout),
+            nn.Linear(h, out_channels),
+        )
+
+    # -- input handling --------------------------------------------------------------------
+    def _embed(self, x: Tensor, pos: Tensor) -> Tensor:
+        cfg = self.config
+        n = pos.size(0)
+        if cfg.categorical:
+            if x.dim() == 2 and x.size(1) == 1:
+                x = x.view(-1)
+            if x.shape != (n,) or torch.is_floating_point(x):
+                raise ValueError(
+                    f"x must hold integer categories of shape ({n},) or ({n}, 1) for a categorical backbone, "
+                    f"got {x.dtype} {tuple(x.shape)}"
+                )
+            if n and (int(x.min()) < 0 or int(x.max()) >= self.in_channels):
+                raise ValueError(
+                    f"x holds categories outside [0, {self.in_channels - 1}] (in_channels={self.in_channels})"
+                )
+            return self.embed(x.long())
+        if x.dim() != 2 or x.shape != (n, self.in_channels) or not torch.is_floating_point(x):
+            raise ValueError(
+                f"x has shape {tuple(x.shape)} ({x.dtype}); this backbone was built with in_channels={self.in_channels}: "
+                f"pass a float tensor of shape ({n}, {self.in_channels}) (e.g. all ones for Track)"
+            )
+        return self.embed(x)
+
+    def _check(self, x: Tensor, pos: Tensor, batch: Tensor | None) -> Tensor:
+        d = self.config.pos_dim
+        if (
+            not isinstance(pos, Tensor)
+            or pos.dim() != 2
+            or pos.size(1) != d
+            or not torch.is_floating_point(pos)
+        ):
+            raise ValueError(
+                f"pos must be a float tensor of shape (num_points, {d}), got {getattr(pos, 'shape', type(pos))}"
+            )
+        if not isinstance(x, Tensor):
+            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+        if batch is None:
+            return torch.zeros(pos.size(0), dtype=torch.long, device=pos.device)
+        if batch.shape != (pos.size(0),) or batch.dtype not in (torch.int64, torch.int32):
+            raise ValueError(
+                f"batch must be an integer tensor of shape ({pos.size(0)},), got {batch.dtype} {tuple(batch.shape)}"
+            )
+        return batch.long()
+
+    def _block(self, i: int, h: Tensor, out: Tensor) -> Tensor:
+        out = F.dropout(self.act(self.norms[i](out)), self.config.dropout, self.training)
+        return h + out if self.config.residual and h.shape == out.shape else out
+
+    def point_embeddings(self, x: Tensor, pos: Tensor, batch: Tensor) -> Tensor:  # pragma: no cover
+        raise NotImplementedError
+
+    def forward(self, x: Tensor, pos: Tensor, batch: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """Return ``(graph_embeddings (B, hidden), outputs (B, out_channels))``."""
+        batch = self._check(x, pos, batch)
+        h = self.point_embeddings(x, pos, batch)
+        g = global_add_pool(h, batch)
+        return g, self.head(g)
+
+    def knn(self, pos: Tensor, batch: Tensor) -> Tensor:
+        """The kNN graph of the coordinates (``k = config.k``)."""
+        return knn_graph(pos, self.config.k, batch)
+
+
+class EGNNLayer(nn.Module):
+    r"""E(n)-equivariant graph convolution (Satorras, Hoogeboom & Welling, ICML 2021, eqs. 3-6).
+
+    .. math::
+        m_{ij} = \phi_e(h_i, h_j, \lVert x_i - x_j\rVert^2),\quad
+        x_i' = x_i + \frac{1}{|N(i)|}\sum_{j \in N(i)} (x_i - x_j)\,\phi_x(m_{ij}),\quad
+        h_i' = \phi_h\big(h_i, \textstyle\sum_{j} m_{ij}\big).
+
+    Shapes: ``h`` (N, H), ``pos`` (N, D), ``edge_index`` (2, E) -> ``(h' (N, H), pos' (N, D))``.
+    """
+
+    def __init__(self, channels: int, activation: str = "relu", update_pos: bool = True) -> None:
+        super().__init__()
+        self.phi_e = _mlp([2 * channels + 1, channels, channels], activation, last_act=True)
+        self.phi_h = _mlp([2 * channels, channels, channels], activation)
+        self.update_pos = update_pos
+        self.phi_x = _mlp([channels, channels, 1], activation) if update_pos else None
+
+    def forward(self, h: Tensor, pos: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
+        j, i = edge_index[0], edge_index[1]  # message j -> i
+        rel = pos[i] - pos[j]
+        d2 = (rel * rel).sum(-1, keepdim=True)
+        m = self.phi_e(torch.cat([h[i], h[j], d2], dim=-1))
+        agg = scatter(m, i, dim=0, dim_size=h.size(0), reduce="sum")
+        if self.phi_x is not None:
+            pos = pos + scatter(rel * self.phi_x(m), i, dim=0, dim_size=h.size(0), reduce="mean")
+        return self.phi_h(torch.cat([h, agg], dim=-1)), pos
+
+
+class EGNN(PointCloudBackbone):
+    """EGNN backbone (GeSS): E(n)-equivariant layers on the kNN graph; invariant graph outputs.
+
+    The kNN graph is built once from the input coordinates. Graph-level outputs depend on the
+    invariant features only, so they are invariant to rotations, reflections and translations
+    of ``pos`` and to permutations of the points.
+    """
+
+    model_name = "egnn"
+
+    def __init__(
+        self, in_channels: int, out_channels: int, config: PointCloudConfig | None = None
+    ) -> None:
+        super().__init__(in_channels, out_channels, config)
+        cfg = self.config
+        self.layers = nn.ModuleList(
+            EGNNLayer(cfg.hidden_channels, cfg.activation, cfg.update_pos)
+            for _ in range(cfg.num_layers)
+        )
+
+    def point_embeddings(self, x: Tensor, pos: Tensor, batch: Tensor) -> Tensor:
+        edge_index = self.knn(pos, batch)
+        h = self._embed(x, pos)
+        for i, layer in enumerate(self.layers):
+            out, pos = layer(h, pos, edge_index)
+            h = self._block(i, h, out)
+        return h
+
+
+class DGCNN(PointCloudBackbone):
+    r"""Dynamic Graph CNN (Wang et al., TOG 2019) backbone (GeSS).
+
+    EdgeConv :math:`h_i' = \max_{j \in N(i)} \mathrm{MLP}([h_i, h_j - h_i])`; layer 1 uses the
+    kNN graph of the coordinates with input ``[embed(x), pos]``, every later layer recomputes
+    the kNN graph in its input feature space (the dynamic graph).
+    """
+
+    model_name = "dgcnn"
+
+    def __init__(
+        self, in_channels: int, out_channels: int, config: PointCloudConfig | None = None
+    ) -> None:
+        super().__init__(in_channels, out_channels, config)
+        cfg = self.config
+        h = cfg.hidden_channels
+        self.layers = nn.ModuleList()
+        for i in range(cfg.num_layers):
+            width = h + cfg.pos_dim if i == 0 else h
+            self.layers.append(EdgeConv(_mlp([2 * width, h, h], cfg.activation), aggr="max"))
+
+    def point_embeddings(self, x: Tensor, pos: Tensor, batch: Tensor) -> Tensor:
+        h = torch.cat([self._embed(x, pos), pos], dim=-1)
+        for i, layer in enumerate(self.layers):
+            edge_index = (
+                self.knn(pos, batch) if i == 0 else knn_graph(h.detach(), self.config.k, batch)
+            )
+            h = self._block(i, h, layer(h, edge_index))
+        return h
+
+
+class PointTransformer(PointCloudBackbone):
+    r"""Point Transformer (Zhao et al., ICCV 2021) backbone (GeSS), PyG's ``PointTransformerConv``.
+
+    Vector self-attention over the kNN neighbourhood with the position encoding
+    :math:`\delta_{ij} = \theta(p_i - p_j)` (a 2-layer MLP) and attention MLP :math:`\gamma`.
+    """
+
+    model_name = "pointtransformer"
+
+    def __init__(
+        self, in_channels: int, out_channels: int, config: PointCloudConfig | None = None
+    ) -> None:
+        if config is None:
+            config = PointCloudConfig(model="pointtransformer", hidden_channels=32)
+        super().__init__(in_channels, out_channels, config)
+        cfg = self.config
+        h = cfg.hidden_channels
+        self.layers = nn.ModuleList(
+            PointTransformerConv(
+                h,
+                h,
+                pos_nn=_mlp([cfg.pos_dim, h, h], cfg.activation),
+                attn_nn=_mlp([h, h, h], cfg.activation),
+            )
+            for _ in range(cfg.num_layers)
+        )
+
+    def point_embeddings(self, x: Tensor, pos: Tensor, batch: Tensor) -> Tensor:
+        edge_index = self.knn(pos, batch)
+        h = self._embed(x, pos)
+        for i, layer in enumerate(self.layers):
+            h = self._block(i, h, layer(h, pos, edge_index))
+        return h

@@ -1,0 +1,300 @@
+"""Build models by name, from paper presets or typed configs.
+
+The registry is a plain dict defined here (no import-time side effects elsewhere).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from torch import nn
+
+from gs_models.configs import (
+    DirichletConfig,
+    EPFGNNConfig,
+    GMNNConfig,
+    GPNConfig,
+    NatPNConfig,
+    NodeGNNConfig,
+    PointCloudConfig,
+    TrainingDefaults,
+)
+from gs_models.node import NodeGNN
+from gs_models.pointcloud import DGCNN, EGNN, PointTransformer
+from gs_models.posterior import DirichletHead, GraphPosteriorNetwork, NaturalPosteriorNetwork
+from gs_models.structured import EPFGNN, GMNN
+
+__all__ = ["available_models", "available_presets", "build_model", "preset", "training_defaults"]
+
+# composite configs: overrides naming NodeGNNConfig fields go to this nested node config
+_NESTED: dict[type, str] = {
+    GMNNConfig: "q",
+    EPFGNNConfig: "backbone",
+    DirichletConfig: "backbone",
+    NatPNConfig: "encoder",
+}
+
+# model name -> (config class, constructor, default config factory)
+_MODELS: dict[str, tuple[type, Callable[..., nn.Module], Callable[[], Any]]] = {
+    "mlp": (NodeGNNConfig, NodeGNN, lambda: NodeGNNConfig(model="mlp")),
+    "gcn": (NodeGNNConfig, NodeGNN, lambda: NodeGNNConfig(model="gcn")),
+    "sage": (NodeGNNConfig, NodeGNN, lambda: NodeGNNConfig(model="sage")),
+    "gat": (NodeGNNConfig, NodeGNN, lambda: NodeGNNConfig(model="gat")),
+    "gin": (NodeGNNConfig, NodeGNN, lambda: NodeGNNConfig(model="gin")),
+    "gmnn": (GMNNConfig, GMNN, GMNNConfig),
+    "epfgnn": (EPFGNNConfig, EPFGNN, EPFGNNConfig),
+    "dirichlet": (DirichletConfig, DirichletHead, DirichletConfig),
+    "gpn": (GPNConfig, GraphPosteriorNetwork, GPNConfig),
+    "natpn": (NatPNConfig, NaturalPosteriorNetwork, NatPNConfig),
+    "egnn": (PointCloudConfig, EGNN, lambda: PointCloudConfig(model="egnn")),
+    "dgcnn": (PointCloudConfig, DGCNN, lambda: PointCloudConfig(model="dgcnn")),
+    "pointtransformer": (
+        PointCloudConfig,
+        PointTransformer,
+        lambda: PointCloudConfig(model="pointtransformer", hidden_channels=32),
+    ),
+}
+
+_SS_BASE = NodeGNNConfig(
+    model="gcn",
+    hidden_channels=256,
+    num_layers=3,
+    dropout=0.2,
+    norm="batch",
+    activation="gelu",
+    head="linear",
+)
+_SS_MOD = NodeGNNConfig(
+    model="sage",
+    hidden_channels=256,
+    num_layers=2,
+    dropout=0.2,
+    norm="batch",
+    activation="gelu",
+    head="linear",
+    pre_linear=True,
+    residual=True,
+)
+_EW_GCN = NodeGNNConfig(
+    model="gcn",
+    hidden_channels=64,
+    num_layers=2,
+    dropout=0.5,
+    norm=None,
+    activation="relu",
+    head="conv",
+)
+_EW_GAT = NodeGNNConfig(
+    model="gat",
+    hidden_channels=64,
+    heads=8,
+    num_layers=2,
+    dropout=0.5,
+    norm=None,
+    activation="elu",
+    head="conv",
+)
+
+
+def _lebed(model: str) -> NodeGNNConfig:
+    return NodeGNNConfig(
+        model=model,
+        hidden_channels=256,
+        embedding_channels=32,
+        num_layers=2,
+        dropout=0.0,
+        norm=None,
+        activation="relu",
+        head="linear",
+    )
+
+
+# preset name -> (model name, config, training defaults)
+_PRESETS: dict[str, tuple[str, Any, TrainingDefaults]] = {
+    "structural-shifts-base": (
+        "gcn",
+        _SS_BASE,
+        TrainingDefaults(lr=3e-4, weight_decay=1e-5, source="structural-shifts, appendix F"),
+    ),
+    "structural-shifts-mod": (
+        "sage",
+        _SS_MOD,
+        TrainingDefaults(
+            lr=3e-4, weight_decay=1e-5, source="structural-shifts, section 5.3 / appendix F"
+        ),
+    ),
+    "structural-shifts-dirichlet": (
+        "dirichlet",
+        DirichletConfig(backbone=_SS_BASE),
+        TrainingDefaults(lr=3e-4, weight_decay=1e-5, source="structural-shifts, appendix F"),
+    ),
+    "structural-shifts-gpn": (
+        "gpn",
+        GPNConfig(),
+        TrainingDefaults(
+            lr=3e-4, weight_decay=1e-5, source="structural-shifts, appendix F; GPN defaults"
+        ),
+    ),
+    "structural-shifts-natpn": (
+        "natpn",
+        NatPNConfig(encoder=_SS_BASE),
+        TrainingDefaults(
+            lr=3e-4, weight_decay=1e-5, source="structural-shifts, section 4 / appendix F"
+        ),
+    ),
+    "edgewise-gcn": (
+        "gcn",
+        _EW_GCN,
+        TrainingDefaults(
+            lr=0.01, weight_decay=5e-4, max_epochs=2000, source="edgewise-calibration, appendix C.2"
+        ),
+    ),
+    "edgewise-gat": (
+        "gat",
+        _EW_GAT,
+        TrainingDefaults(
+            lr=0.01, weight_decay=5e-4, max_epochs=2000, source="edgewise-calibration, appendix C.2"
+        ),
+    ),
+    "edgewise-gmnn": (
+        "gmnn",
+        GMNNConfig(q=_EW_GCN),
+        TrainingDefaults(lr=0.01, weight_decay=5e-4, source="edgewise-calibration, appendix C.2"),
+    ),
+    "edgewise-epfgnn": (
+        "epfgnn",
+        EPFGNNConfig(backbone=_EW_GCN),
+        TrainingDefaults(lr=0.01, weight_decay=5e-4, source="edgewise-calibration, appendix C.2"),
+    ),
+    **{
+        f"lebed-{m}": (
+            m,
+            _lebed(m),
+            TrainingDefaults(
+                lr=0.01, weight_decay=5e-4, source="LeBed, section 3.1 (settings from the gs issue)"
+            ),
+        )
+        for m in ("gcn", "sage", "gat", "gin", "mlp")
+    },
+    "gess-egnn": (
+        "egnn",
+        PointCloudConfig(model="egnn", hidden_channels=64),
+        TrainingDefaults(lr=1e-3, weight_decay=1e-5, source="GeSS, appendix F"),
+    ),
+    "gess-dgcnn": (
+        "dgcnn",
+        PointCloudConfig(model="dgcnn", hidden_channels=64),
+        TrainingDefaults(lr=1e-3, weight_decay=1e-5, source="GeSS, appendix F"),
+    ),
+    "gess-pointtransformer": (
+        "pointtransformer",
+        PointCloudConfig(model="pointtransformer", hidden_channels=32),
+        TrainingDefaults(lr=1e-3, weight_decay=1e-5, source="GeSS, appendix F"),
+    ),
+}
+
+
+def available_models() -> list[str]:
+    """Names accepted by :func:`build_model` (models, then presets)."""
+    return sorted(_MODELS) + sorted(_PRESETS)
+
+
+def available_presets() -> list[str]:
+    """Names accepted by :func:`preset`."""
+    return sorted(_PRESETS)
+
+
+def preset(name: str) -> Any:
+    """Typed config of a paper preset (e.g. ``"structural-shifts-base"``, ``"gess-egnn"``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name; the message lists the accepted names.
+    """
+    if name not in _PRESETS:
+        raise ValueError(f"unknown preset {name!r}; accepted presets: {available_presets()}")
+    return _PRESETS[name][1]
+
+
+def training_defaults(name: str) -> TrainingDefaults:
+    """Optimiser settings the paper used with preset ``name``."""
+    if name not in _PRESETS:
+        raise ValueError(f"unknown preset {name!r}; accepted presets: {available_presets()}")
+    return _PRESETS[name][2]
+
+
+def build_model(
+    name: str, in_channels: int, out_channels: int, **overrides_or_config: Any
+) -> nn.Module:
+    """Create a model by model name or preset name.
+
+    Parameters
+    ----------
+    name : str
+        A model (``"mlp"``, ``"gcn"``, ``"sage"``, ``"gat"``, ``"gin"``, ``"gmnn"``,
+        ``"epfgnn"``, ``"dirichlet"``, ``"gpn"``, ``"natpn"``, ``"egnn"``, ``"dgcnn"``,
+        ``"pointtransformer"``) or a preset (:func:`available_presets`).
+    in_channels : int
+        Input feature width (number of categories for categorical point features).
+    out_channels : int
+        Number of outputs (classes / regression targets).
+    **overrides_or_config
+        Either ``config=<typed config>`` and/or field overrides of the config
+        (e.g. ``hidden_channels=64``), applied on top of the preset / model defaults. For
+        composite models (GMNN, EPFGNN, Dirichlet head, NatPN) fields of the nested
+        :class:`NodeGNNConfig` (``q`` / ``backbone`` / ``encoder``) may be overridden directly.
+
+    Returns
+    -------
+    torch.nn.Module
+        Node-level models: ``forward(x, edge_index) -> (embeddings, logits)``; point-cloud
+        backbones: ``forward(x, pos, batch) -> (graph_embeddings, outputs)``; Dirichlet
+        modules: ``forward(x, edge_index) -> (embeddings, alpha)``.
+
+    Raises
+    ------
+    ValueError
+        Unknown name, unknown override field or invalid value; the message lists what is
+        accepted.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, one of {available_models()}")
+    if name in _PRESETS:
+        model_name, base, _ = _PRESETS[name]
+    elif name in _MODELS:
+        model_name, base = name, None
+    else:
+        raise ValueError(f"unknown model {name!r}; accepted names: {available_models()}")
+    cfg_cls, ctor, default = _MODELS[model_name]
+    overrides = dict(overrides_or_config)
+    config = overrides.pop("config", None)
+    if config is None:
+        config = base if base is not None else default()
+    if not isinstance(config, cfg_cls):
+        raise TypeError(
+            f"config for {name!r} must be a {cfg_cls.__name__}, got {type(config).__name__}"
+        )
+    if overrides:
+        fields = {f.name for f in dataclasses.fields(cfg_cls)}
+        nested = _NESTED.get(cfg_cls)
+        node_fields = {f.name for f in dataclasses.fields(NodeGNNConfig)} if nested else set()
+        own = {k: v for k, v in overrides.items() if k in fields}
+        inner = {k: v for k, v in overrides.items() if k not in fields and k in node_fields}
+        unknown = sorted(set(overrides) - set(own) - set(inner))
+        if unknown:
+            accepted = sorted(fields | node_fields | {"config"})
+            raise ValueError(f"unknown option(s) {unknown} for {name!r}; accepted: {accepted}")
+        if inner:
+            own[nested] = dataclasses.replace(own.get(nested, getattr(config, nested)), **inner)
+        config = dataclasses.replace(config, **own)
+    if cfg_cls is NodeGNNConfig and config.model != model_name:
+        raise ValueError(
+            f"{name!r} builds model {model_name!r} but config.model={config.model!r}; "
+            f"use build_model({config.model!r}, ...) or drop the model override"
+        )
+    if cfg_cls is PointCloudConfig and config.model != model_name:
+        raise ValueError(f"{name!r} builds model {model_name!r} but config.model={config.model!r}")
+    return ctor(in_channels, out_channels, config)

@@ -1,0 +1,65 @@
+"""Fixtures for gs-models tests (tiny synthetic graphs and point clouds)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+
+def _two_community_graph(seed: int = 0, n: int = 40, f: int = 6):
+    """Synthetic 2-class graph: class-dependent features, mostly intra-class edges."""
+    gen = torch.Generator().manual_seed(seed)
+    y = torch.arange(n) % 2
+    x = torch.randn(n, f, generator=gen) + 1.5 * y.view(-1, 1).float()
+    src, dst = [], []
+    for i in range(n):
+        for j in range(i + 1, n):
+            p = 0.25 if y[i] == y[j] else 0.03
+            if torch.rand(1, generator=gen).item() < p:
+                src += [i, j]
+                dst += [j, i]
+    edge_index = torch.tensor([src, dst], dtype=torch.long)
+    train_mask = torch.zeros(n, dtype=torch.bool)
+    train_mask[: n // 2] = True
+    return x, edge_index, y, train_mask
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _single_thread():
+    """Tiny tensors: one intra-op thread is much faster than two on a shared 2-core machine."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+@pytest.fixture
+def tiny_graph():
+    """(x (40, 6), edge_index, y (40,), train_mask): a synthetic two-community graph."""
+    return _two_community_graph()
+
+
+@pytest.fixture
+def tiny_clouds():
+    """(x, pos, batch, y): 8 synthetic clouds of 12 points; label = cloud is stretched along an axis."""
+    gen = torch.Generator().manual_seed(1)
+    xs, poss, batches, ys = [], [], [], []
+    for b in range(8):
+        pos = torch.randn(12, 3, generator=gen)
+        label = b % 2
+        if label:
+            pos = pos * torch.tensor([3.0, 0.5, 0.5])
+        poss.append(pos)
+        xs.append(torch.ones(12, 1))
+        batches.append(torch.full((12,), b))
+        ys.append(label)
+    return torch.cat(xs), torch.cat(poss), torch.cat(batches), torch.tensor(ys)
+
+
+@pytest.fixture
+def float64():
+    """Run the test body with float64 as torch's default dtype (restored afterwards)."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)

@@ -1,0 +1,194 @@
+"""Node-level GNNs: equivariance, training, mean-field edge marginals, mini-batches."""
+
+from __future__ import annotations
+
+import hypothesis.strategies as st
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from torch_geometric.data import Data
+
+from gs_models import build_model, mean_field_edge_marginals, neighbor_loader, predict_in_batches
+from gs_models.sampling import TorchNeighborSampler
+
+NODE_MODELS = ["mlp", "gcn", "sage", "gat", "gin"]
+NODE_PRESETS = [
+    "structural-shifts-base",
+    "structural-shifts-mod",
+    "edgewise-gcn",
+    "edgewise-gat",
+    "lebed-gin",
+]
+
+
+@pytest.mark.parametrize("name", NODE_MODELS + NODE_PRESETS)
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 12))
+def test_node_outputs_equivariant_to_relabelling(name, seed, n):
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    model = build_model(name, 4, 3, hidden_channels=16 if "gat" not in name else 16).double().eval()
+    x = torch.randn(n, 4, generator=gen, dtype=torch.float64)
+    edge_index = torch.randint(0, n, (2, 3 * n), generator=gen)
+    perm = torch.randperm(n, generator=gen)  # new node k is old node perm[k]
+    inv = torch.empty_like(perm)
+    inv[perm] = torch.arange(n)
+    emb, out = model(x, edge_index)
+    emb_p, out_p = model(x[perm], inv[edge_index])
+    torch.testing.assert_close(out_p, out[perm], atol=1e-10, rtol=1e-9)
+    torch.testing.assert_close(emb_p, emb[perm], atol=1e-10, rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", NODE_MODELS + NODE_PRESETS)
+def test_node_model_trains(name, tiny_graph):
+    x, edge_index, y, train_mask = tiny_graph
+    torch.manual_seed(0)
+    model = (
+        build_model(name, x.size(1), 2, hidden_channels=16 if name in NODE_MODELS else None)
+        if name in NODE_MODELS
+        else build_model(name, x.size(1), 2)
+    )
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+
+    def loss_fn() -> torch.Tensor:
+        return F.cross_entropy(model(x, edge_index)[1][train_mask], y[train_mask])
+
+    model.eval()
+    with torch.no_grad():
+        before = float(loss_fn())
+    for _ in range(30):
+        model.train()
+        opt.zero_grad()
+        loss = loss_fn()
+        loss.backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        after = float(loss_fn())
+    assert after < 0.7 * before, (before, after)
+
+
+def test_embeddings_are_input_of_linear_head(tiny_graph):
+    x, edge_index, _, _ = tiny_graph
+    model = build_model("structural-shifts-base", x.size(1), 2).eval()
+    emb, logits = model(x, edge_index)
+    torch.testing.assert_close(model.head(emb), logits)
+    conv_head = build_model("edgewise-gcn", x.size(1), 2).eval()
+    emb, logits = conv_head(x, edge_index)
+    torch.testing.assert_close(conv_head.head(emb, edge_index), logits)
+    assert emb.shape == (x.size(0), 64)
+
+
+def test_mean_field_edge_marginals_paper_example():
+    """Edgewise paper, appendix A: chain 1-2-3, p = (0.55, 0.8, 0.7) of label 'b'."""
+    p = torch.tensor([0.55, 0.8, 0.7])
+    probs = torch.stack([1 - p, p], dim=1)
+    chain = torch.tensor([[0, 1], [1, 2]])
+    m = mean_field_edge_marginals(probs, chain)
+    assert m.shape == (2, 2, 2)
+    torch.testing.assert_close(m.sum((1, 2)), torch.ones(2))
+    # confidence of edge (1,2) and (2,3) predicted (b, b): 0.55*0.8 and 0.8*0.7; their mean is 1/2 (eq. 14)
+    conf = m.flatten(1).max(1).values
+    torch.testing.assert_close(conf, torch.tensor([0.44, 0.56]))
+    assert abs(float(conf.mean()) - 0.5) < 1e-7
+    # marginals are the node probabilities
+    torch.testing.assert_close(m.sum(2), probs[chain[0]])
+    torch.testing.assert_close(m.sum(1), probs[chain[1]])
+
+
+def _loader_graph(n=60, seed=3):
+    gen = torch.Generator().manual_seed(seed)
+    edge_index = torch.randint(0, n, (2, 4 * n), generator=gen)
+    x = torch.randn(n, 5, generator=gen)
+    y = (x[:, 0] > 0).long()
+    return Data(x=x, edge_index=edge_index, y=y, num_nodes=n)
+
+
+def test_torch_sampler_respects_fanout_and_graph():
+    data = _loader_graph()
+    sampler = TorchNeighborSampler(data, [3, 2], seed=0)
+    loader = neighbor_loader(data, [3, 2], batch_size=7, shuffle=True, seed=1, force_torch=True)
+    edges = set(map(tuple, data.edge_index.T.tolist()))
+    seen = []
+    for batch in loader:
+        assert batch.batch_size <= 7
+        seen += batch.n_id[: batch.batch_size].tolist()
+        g_src = batch.n_id[batch.edge_index[0]]
+        g_dst = batch.n_id[batch.edge_index[1]]
+        assert all((int(s), int(t)) in edges for s, t in zip(g_src, g_dst, strict=True))
+        torch.testing.assert_close(data.edge_index[:, batch.e_id], torch.stack([g_src, g_dst]))
+        # hop 1: every seed receives at most 3 sampled edges
+        hop1 = batch.edge_index[:, : batch.num_sampled_edges[0]]
+        counts = torch.bincount(hop1[1], minlength=batch.batch_size)
+        assert int(counts.max()) <= 3
+        torch.testing.assert_close(batch.x, data.x[batch.n_id])
+    assert sorted(seen) == list(range(data.num_nodes))
+    assert sampler.num_neighbors == [3, 2]
+
+
+def test_full_fanout_minibatch_equals_full_batch_for_sage():
+    """With all neighbours (-1) and mean aggregation, mini-batch outputs equal full-batch outputs."""
+    data = _loader_graph()
+    torch.manual_seed(0)
+    model = build_model("sage", 5, 2, hidden_channels=8, num_layers=2, norm=None).eval()
+    with torch.no_grad():
+        full_emb, full_out = model(data.x, data.edge_index)
+    loader = neighbor_loader(data, [-1, -1], batch_size=16, force_torch=True)
+    ids, emb, out = predict_in_batches(model, loader)
+    torch.testing.assert_close(out, full_out[ids], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(emb, full_emb[ids], atol=1e-5, rtol=1e-5)
+
+
+def test_minibatch_training_reduces_loss():
+    data = _loader_graph(n=120)
+    torch.manual_seed(0)
+    model = build_model("structural-shifts-mod", 5, 2, hidden_channels=16)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    loader = neighbor_loader(data, [5, 5], batch_size=32, shuffle=True, seed=0, force_torch=True)
+
+    def full_loss():
+        model.eval()
+        with torch.no_grad():
+            return float(F.cross_entropy(model(data.x, data.edge_index)[1], data.y))
+
+    before = full_loss()
+    for _ in range(5):
+        for batch in loader:
+            model.train()
+            opt.zero_grad()
+            out = model(batch.x, batch.edge_index)[1][: batch.batch_size]
+            F.cross_entropy(out, batch.y[: batch.batch_size]).backward()
+            opt.step()
+    assert full_loss() < 0.7 * before
+
+
+def test_sampler_is_seeded():
+    data = _loader_graph()
+    a = [
+        b.n_id.tolist()
+        for b in neighbor_loader(
+            data, [2, 2], batch_size=10, shuffle=True, seed=5, force_torch=True
+        )
+    ]
+    b = [
+        b.n_id.tolist()
+        for b in neighbor_loader(
+            data, [2, 2], batch_size=10, shuffle=True, seed=5, force_torch=True
+        )
+    ]
+    c = [
+        b.n_id.tolist()
+        for b in neighbor_loader(
+            data, [2, 2], batch_size=10, shuffle=True, seed=6, force_torch=True
+        )
+    ]
+    assert a == b and a != c
+
+
+def test_loader_bad_input():
+    data = _loader_graph()
+    with pytest.raises(ValueError, match="num_neighbors"):
+        neighbor_loader(data, [0], batch_size=4, force_torch=True)
+    with pytest.raises(ValueError, match="batch_size"):
+        neighbor_loader(data, [2], batch_size=0, force_torch=True)

@@ -1,0 +1,189 @@
+"""build_model / preset: names, overrides, the papers' settings, and bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+import gs_models as gm
+from gs_models import build_model, preset
+
+
+def test_available_models_lists_models_and_presets():
+    names = gm.available_models()
+    for n in (
+        "mlp",
+        "gcn",
+        "sage",
+        "gat",
+        "gin",
+        "gmnn",
+        "epfgnn",
+        "dirichlet",
+        "gpn",
+        "natpn",
+        "egnn",
+        "dgcnn",
+        "pointtransformer",
+    ):
+        assert n in names
+    for p in (
+        "structural-shifts-base",
+        "structural-shifts-mod",
+        "edgewise-gcn",
+        "edgewise-gat",
+        "lebed-gcn",
+        "gess-egnn",
+        "gess-dgcnn",
+        "gess-pointtransformer",
+    ):
+        assert p in names and p in gm.available_presets()
+
+
+def test_structural_shifts_presets_match_paper():
+    base = preset("structural-shifts-base")  # appendix F
+    assert (base.model, base.num_layers, base.hidden_channels, base.dropout) == ("gcn", 3, 256, 0.2)
+    assert (base.norm, base.activation, base.head, base.pre_linear, base.residual) == (
+        "batch",
+        "gelu",
+        "linear",
+        False,
+        False,
+    )
+    mod = preset(
+        "structural-shifts-mod"
+    )  # section 5.3: linear pre-processing, 2 SAGE layers, skips
+    assert (mod.model, mod.num_layers, mod.pre_linear, mod.residual, mod.hidden_channels) == (
+        "sage",
+        2,
+        True,
+        True,
+        256,
+    )
+    td = gm.training_defaults("structural-shifts-base")
+    assert (td.lr, td.weight_decay) == (3e-4, 1e-5)
+    assert preset("structural-shifts-natpn").encoder == base  # "encoder as in SE"
+    m = build_model("structural-shifts-base", 10, 4)
+    assert sum(isinstance(layer, gm.node.GCNConv) for layer in m.layers) == 3
+    assert isinstance(m.head, torch.nn.Linear) and m.head.in_features == 256
+
+
+def test_edgewise_presets_match_paper():
+    gcn = preset("edgewise-gcn")  # appendix C.2: 2 layers x 64, dropout 0.5
+    assert (gcn.model, gcn.num_layers, gcn.hidden_channels, gcn.dropout, gcn.head) == (
+        "gcn",
+        2,
+        64,
+        0.5,
+        "conv",
+    )
+    gat = preset("edgewise-gat")  # 2 layers, 8 heads x 8 hidden
+    assert (
+        gat.model,
+        gat.num_layers,
+        gat.heads,
+        gat.hidden_channels // gat.heads,
+        gat.dropout,
+    ) == ("gat", 2, 8, 8, 0.5)
+    m = build_model("edgewise-gat", 10, 3)
+    assert m.layers[0].heads == 8 and m.layers[0].out_channels == 8
+    assert preset("edgewise-gmnn").q == gcn and preset("edgewise-epfgnn").backbone == gcn
+    assert preset("edgewise-epfgnn").lbp_iterations == 100
+    assert preset("edgewise-gmnn").num_samples == 32
+    td = gm.training_defaults("edgewise-gcn")
+    assert (td.lr, td.weight_decay, td.max_epochs) == (0.01, 5e-4, 2000)
+
+
+@pytest.mark.parametrize("model", ["gcn", "sage", "gat", "gin", "mlp"])
+def test_lebed_presets(model):
+    cfg = preset(f"lebed-{model}")
+    assert (cfg.num_layers, cfg.hidden_channels, cfg.embedding_channels, cfg.head) == (
+        2,
+        256,
+        32,
+        "linear",
+    )
+    emb, logits = build_model(f"lebed-{model}", 7, 5)(
+        torch.randn(6, 7), torch.tensor([[0, 1], [1, 2]])
+    )
+    assert emb.shape == (6, 32) and logits.shape == (6, 5)
+
+
+def test_gess_presets_match_paper():
+    for name, width in (("gess-egnn", 64), ("gess-dgcnn", 64), ("gess-pointtransformer", 32)):
+        cfg = preset(name)
+        assert (cfg.num_layers, cfg.hidden_channels, cfg.dropout, cfg.norm, cfg.activation) == (
+            4,
+            width,
+            0.2,
+            "batch",
+            "relu",
+        )
+        assert gm.training_defaults(name).lr == 1e-3
+    assert gm.GESS_KNN_K == {"track": 5, "qmof": 10, "drugood-3d": 3}
+    # plain names use the GeSS settings as defaults
+    assert build_model("pointtransformer", 1, 1).config.hidden_channels == 32
+    assert build_model("egnn", 1, 1).config == preset("gess-egnn")
+
+
+def test_overrides_and_config():
+    m = build_model("gcn", 5, 2, hidden_channels=16, num_layers=1)
+    assert m.config.hidden_channels == 16 and len(m.layers) == 1
+    cfg = dataclasses.replace(preset("edgewise-gcn"), hidden_channels=32)
+    m = build_model("gcn", 5, 2, config=cfg)
+    assert m.layers[0].out_channels == 32
+    m = build_model("gess-egnn", 4, 1, k=10, categorical=True)
+    assert m.config.k == 10 and isinstance(m.embed, torch.nn.Embedding)
+
+
+def test_unknown_name_lists_accepted():
+    with pytest.raises(ValueError, match="accepted names.*gcn"):
+        build_model("gnc", 3, 2)
+    with pytest.raises(ValueError, match="accepted presets"):
+        preset("nope")
+
+
+def test_bad_config_values_list_accepted():
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['hiden'\].*hidden_channels"):
+        build_model("gcn", 3, 2, hiden=4)
+    with pytest.raises(ValueError, match="k must be an int >= 1"):
+        build_model("egnn", 3, 2, k=0)
+    with pytest.raises(ValueError, match="norm=.*choose one of"):
+        build_model("gcn", 3, 2, norm="group")
+    with pytest.raises(ValueError, match="divisible by heads"):
+        build_model("gat", 3, 2, hidden_channels=10, heads=4)
+    with pytest.raises(ValueError, match="dropout"):
+        build_model("sage", 3, 2, dropout=1.5)
+    with pytest.raises(ValueError, match="in_channels must be an int >= 1"):
+        build_model("gcn", 0, 2)
+    with pytest.raises(ValueError, match="config.model"):
+        build_model("gcn", 3, 2, model="sage")
+    with pytest.raises(TypeError, match="NodeGNNConfig"):
+        build_model("gcn", 3, 2, config=preset("gess-egnn"))
+
+
+def test_wrong_input_dimension_names_accepted_shape():
+    m = build_model("gcn", 8, 2)
+    with pytest.raises(ValueError, match=r"in_channels=8.*\(num_nodes, 8\)"):
+        m(torch.randn(4, 5), torch.tensor([[0], [1]]))
+    with pytest.raises(ValueError, match=r"ids in \[0, 3\]"):
+        m(torch.randn(4, 8), torch.tensor([[0], [7]]))
+    pc = build_model("egnn", 1, 2)
+    with pytest.raises(ValueError, match=r"in_channels=1.*\(5, 1\)"):
+        pc(torch.ones(5, 3), torch.randn(5, 3))
+    with pytest.raises(ValueError, match=r"pos must be .*\(num_points, 3\)"):
+        pc(torch.ones(5, 1), torch.randn(5, 2))
+    cat = build_model("egnn", 4, 2, categorical=True)
+    with pytest.raises(ValueError, match=r"outside \[0, 3\]"):
+        cat(torch.tensor([0, 1, 9]), torch.randn(3, 3))
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import gs_models.node
+
+    result = doctest.testmod(gs_models.node, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

@@ -1,0 +1,201 @@
+"""GMNN / EPFGNN: edge marginals (sum to one, consistent), LBP vs enumeration, EM training."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import hypothesis.strategies as st
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+
+from gs_models import (
+    EMConfig,
+    build_model,
+    greedy_coloring,
+    loopy_belief_propagation,
+    undirected_pairs,
+)
+
+
+def enumerate_marginals(u: np.ndarray, w: np.ndarray, pairs: list[tuple[int, int]]):
+    """Exact node and pair marginals of p(y) ~ exp(sum u_i(y_i) + sum_{ij} W(y_i, y_j)) by enumeration."""
+    n, c = u.shape
+    node = np.zeros((n, c))
+    pair = np.zeros((len(pairs), c, c))
+    z = 0.0
+    for y in itertools.product(range(c), repeat=n):
+        e = sum(u[i, y[i]] for i in range(n)) + sum(w[y[i], y[j]] for i, j in pairs)
+        p = np.exp(e)
+        z += p
+        for i in range(n):
+            node[i, y[i]] += p
+        for m, (i, j) in enumerate(pairs):
+            pair[m, y[i], y[j]] += p
+    return node / z, pair / z
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 6), c=st.integers(2, 3))
+def test_lbp_exact_on_trees(seed, n, c):
+    rng = np.random.default_rng(seed)
+    parents = [int(rng.integers(0, i)) for i in range(1, n)]
+    edges = [(p, i) for i, p in zip(range(1, n), parents, strict=True)]
+    u = rng.normal(size=(n, c))
+    w = rng.normal(size=(c, c))
+    w = (w + w.T) / 2
+    # both directions and a duplicate edge: the model counts every undirected pair once
+    ei = torch.tensor(
+        [
+            [a for a, b in edges] + [b for a, b in edges] + [edges[0][0]],
+            [b for a, b in edges] + [a for a, b in edges] + [edges[0][1]],
+        ]
+    )
+    res = loopy_belief_propagation(
+        torch.from_numpy(u), torch.from_numpy(w), ei, iterations=200, damping=0.0
+    )
+    pairs = [tuple(p) for p in res.pairs.T.tolist()]
+    node, pair = enumerate_marginals(u, w, pairs)
+    np.testing.assert_allclose(res.node_marginals.numpy(), node, atol=1e-8)
+    np.testing.assert_allclose(res.pair_marginals.numpy(), pair, atol=1e-8)
+
+
+def _loopy_graph():
+    # a 5-cycle with a chord, both directions, plus one self-loop
+    und = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (0, 2)]
+    src = [a for a, b in und] + [b for a, b in und] + [3]
+    dst = [b for a, b in und] + [a for a, b in und] + [3]
+    return torch.tensor([src, dst])
+
+
+def test_epfgnn_edge_marginals_sum_to_one_and_match_node_marginals(float64):
+    torch.manual_seed(0)
+    model = build_model("edgewise-epfgnn", 4, 3).eval()
+    with torch.no_grad():
+        model.compat_raw.copy_(torch.tensor([[1.0, -0.5, 0.0], [-0.5, 1.0, 0.2], [0.0, 0.2, 0.8]]))
+    ei = _loopy_graph()
+    x = torch.randn(5, 4)
+    em = model.edge_marginals(x, ei)
+    assert em.shape == (ei.size(1), 3, 3)
+    torch.testing.assert_close(em.sum((1, 2)), torch.ones(ei.size(1)))
+    node = model.node_marginals(x, ei)
+    torch.testing.assert_close(em.sum(2), node[ei[0]], atol=1e-5, rtol=0)
+    torch.testing.assert_close(em.sum(1), node[ei[1]], atol=1e-5, rtol=0)
+    # reversed edges carry transposed marginals
+    torch.testing.assert_close(em[6:12], em[:6].transpose(1, 2))
+    # the loopy BP result differs from the naive mean-field product (it is structured)
+    mf = model.edge_marginals(x, ei, method="mean_field")
+    torch.testing.assert_close(mf.sum((1, 2)), torch.ones(ei.size(1)))
+    assert (mf - em).abs().max() > 1e-3
+
+
+def test_epfgnn_without_coupling_is_the_backbone(float64):
+    torch.manual_seed(1)
+    model = build_model("edgewise-epfgnn", 4, 3).eval()
+    ei, x = _loopy_graph(), torch.randn(5, 4)
+    probs = torch.softmax(model.backbone(x, ei)[1], dim=1)
+    torch.testing.assert_close(model.node_marginals(x, ei), probs)
+    torch.testing.assert_close(model.node_marginals(x, ei, method="mean_field"), probs)
+    torch.testing.assert_close(torch.softmax(model(x, ei)[1], dim=1), probs)
+
+
+def test_observed_labels_are_clamped(float64):
+    torch.manual_seed(2)
+    model = build_model("edgewise-epfgnn", 4, 3).eval()
+    with torch.no_grad():
+        model.compat_raw.fill_(0.3)
+    ei, x = _loopy_graph(), torch.randn(5, 4)
+    y = torch.tensor([2, 0, 0, 0, 0])
+    obs = torch.tensor([True, False, False, False, False])
+    node = model.node_marginals(x, ei, y=y, observed_mask=obs)
+    torch.testing.assert_close(node[0], torch.tensor([0.0, 0.0, 1.0]))
+    gm = build_model("edgewise-gmnn", 4, 3, num_samples=8, gibbs_sweeps=1).eval()
+    gnode, gedge = gm.node_and_edge_marginals(x, ei, y=y, observed_mask=obs)
+    torch.testing.assert_close(gnode[0], torch.tensor([0.0, 0.0, 1.0]))
+    with pytest.raises(ValueError, match="y must be a label tensor"):
+        model.node_marginals(x, ei, observed_mask=obs)
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 15), sweeps=st.integers(0, 3))
+def test_gmnn_edge_marginals_consistent(seed, n, sweeps):
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    model = build_model("edgewise-gmnn", 3, 4, num_samples=16, gibbs_sweeps=sweeps).eval()
+    x = torch.randn(n, 3, generator=gen)
+    ei = torch.randint(0, n, (2, 2 * n), generator=gen)
+    node, em = model.node_and_edge_marginals(x, ei, seed=seed)
+    assert em.shape == (ei.size(1), 4, 4) and bool((em >= 0).all())
+    torch.testing.assert_close(em.sum((1, 2)), torch.ones(ei.size(1)))
+    torch.testing.assert_close(node.sum(1), torch.ones(n))
+    torch.testing.assert_close(em.sum(2), node[ei[0]])
+    torch.testing.assert_close(em.sum(1), node[ei[1]])
+    again = model.edge_marginals(x, ei, seed=seed)
+    torch.testing.assert_close(again, em)  # seeded
+
+
+def test_coloring_is_proper():
+    gen = torch.Generator().manual_seed(0)
+    ei = torch.randint(0, 50, (2, 300), generator=gen)
+    color = greedy_coloring(ei, 50, seed=3)
+    assert bool((color >= 0).all())
+    keep = ei[0] != ei[1]
+    assert not bool((color[ei[0, keep]] == color[ei[1, keep]]).any())
+
+
+def test_undirected_pairs():
+    ei = torch.tensor([[0, 1, 2, 2, 1], [1, 0, 2, 0, 0]])
+    pairs, pair_of_edge, flipped = undirected_pairs(ei, 3)
+    assert pairs.tolist() == [[0, 0], [1, 2]]
+    assert pair_of_edge.tolist() == [0, 0, -1, 1, 0]
+    assert flipped.tolist() == [False, True, False, True, True]
+
+
+def test_epfgnn_em_training_reduces_loss(tiny_graph):
+    x, ei, y, train_mask = tiny_graph
+    torch.manual_seed(0)
+    model = build_model("edgewise-epfgnn", x.size(1), 2, hidden_channels=16)
+    hist = model.fit(
+        x, ei, y, train_mask, config=EMConfig(pretrain_epochs=30, m_epochs=30, e_epochs=0), seed=0
+    )
+    pre = [h[2] for h in hist if h[0] == "pretrain"]
+    m = [h[2] for h in hist if h[0] == "m_step"]
+    assert pre[-1] < 0.5 * pre[0] and m[-1] < m[0]
+    probs = model.node_marginals(x, ei)
+    acc = (probs.argmax(1) == y)[~train_mask].float().mean()
+    assert acc > 0.75
+    em = model.edge_marginals(x, ei)
+    torch.testing.assert_close(em.sum((1, 2)), torch.ones(ei.size(1)))
+
+
+def test_gmnn_em_training_reduces_loss(tiny_graph):
+    x, ei, y, train_mask = tiny_graph
+    torch.manual_seed(1)
+    model = build_model("edgewise-gmnn", x.size(1), 2, hidden_channels=16, num_samples=8)
+    calls = []
+    hist = model.fit(
+        x,
+        ei,
+        y,
+        train_mask,
+        config=EMConfig(pretrain_epochs=30, m_epochs=40, e_epochs=20),
+        seed=0,
+        callback=lambda stage, epoch, loss: calls.append(stage),
+    )
+    assert len(calls) == len(hist) == 90
+    pre = [h[2] for h in hist if h[0] == "pretrain"]
+    m = [h[2] for h in hist if h[0] == "m_step"]
+    assert pre[-1] < 0.5 * pre[0]
+    assert np.mean(m[-5:]) < np.mean(m[:5])  # pseudo-likelihood improves (stochastic targets)
+    node, em = model.node_and_edge_marginals(x, ei)
+    acc = (node.argmax(1) == y)[~train_mask].float().mean()
+    assert acc > 0.75
+    # Gibbs refinement conditioned on the observed training labels stays accurate
+    clamped = dataclasses.replace(model.config, gibbs_sweeps=3)
+    model.config = clamped
+    node_c, _ = model.node_and_edge_marginals(x, ei, y=y, observed_mask=train_mask)
+    assert (node_c.argmax(1) == y)[~train_mask].float().mean() > 0.75
+    # p learned homophily: agreeing label pairs get most of the edge mass
+    assert float(torch.diagonal(em, dim1=1, dim2=2).sum(1).mean()) > 0.6
