@@ -55,6 +55,7 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", type=Path, default=Path("demo-output"), help="output folder (default: demo-output)")
     demo.add_argument("--seed", type=int, default=0, help="seed for splits and training (default: 0)")
     demo.add_argument("--no-train", action="store_true", help="only make and describe the splits")
+    demo.add_argument("--workers", type=int, default=2, metavar="N", help="parallel jobs (default: 2)")
 
     run = sub.add_parser(
         "run",
@@ -97,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         from gs_bench.demo import run_demo
 
-        return run_demo(out=args.out, seed=args.seed, train=not args.no_train)
+        return run_demo(out=args.out, seed=args.seed, train=not args.no_train, workers=args.workers)
     if args.command == "run":
         from gs_bench.run import run_suite
         from gs_bench.suites import SuiteConfigError

@@ -46,7 +46,7 @@ def make_demo_splits(out: Path, seed: int = 0) -> str:
     return "\n".join(parts)
 
 
-def run_demo(out: Path, seed: int = 0, train: bool = True) -> int:
+def run_demo(out: Path, seed: int = 0, train: bool = True, workers: int = 2) -> int:
     from gs_bench.report import build_report
     from gs_bench.run import run_suite
     from gs_bench.suites import available_suites
@@ -66,7 +66,7 @@ def run_demo(out: Path, seed: int = 0, train: bool = True) -> int:
         if suite not in available_suites():
             continue
         _say(f"\n== suite {suite} (demo profile) ==")
-        rc = run_suite(suite, profile="demo", out=out, report_format=None, progress=True)
+        rc = run_suite(suite, profile="demo", out=out, report_format=None, progress=True, workers=workers)
         status = max(status, rc)
     path = build_report(out, "md")
     build_report(out, "html")
