@@ -1,0 +1,191 @@
+"""QMOF loader, the GeSS fidelity shift, and the shipped molecular four-fidelity default."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gs_data.materials import (
+    FIDELITIES,
+    GESS_QMOF_TOTAL,
+    FidelityShiftConfig,
+    assign_fidelities,
+    fidelity_sizes,
+    fidelity_split,
+    load_molecular_fidelity,
+    load_qmof,
+    molecular_fidelity_metadata,
+    read_molecular_fidelity,
+    read_qmof,
+)
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "qmof"
+ID_PARTS = ("train", "iid_val", "iid_test")
+
+
+def _parse_p1_cif(path: Path) -> tuple[list[str], np.ndarray]:
+    """Independent reader for the fixture's P1 CIFs: symbols and Cartesian positions."""
+    text = path.read_text()
+    cell = {k: float(re.search(rf"_cell_{k}\s+([-\d.]+)", text).group(1)) for k in
+            ("length_a", "length_b", "length_c", "angle_alpha", "angle_beta", "angle_gamma")}
+    a, b, c = cell["length_a"], cell["length_b"], cell["length_c"]
+    al, be, ga = (np.radians(cell[f"angle_{x}"]) for x in ("alpha", "beta", "gamma"))
+    # standard orientation (a along x, b in the xy plane), as ase uses
+    va = np.array([a, 0, 0])
+    vb = np.array([b * np.cos(ga), b * np.sin(ga), 0])
+    cx = c * np.cos(be)
+    cy = c * (np.cos(al) - np.cos(be) * np.cos(ga)) / np.sin(ga)
+    vc = np.array([cx, cy, np.sqrt(c * c - cx * cx - cy * cy)])
+    lines = [ln.strip() for ln in text.splitlines()]
+    header: list[str] = []
+    rows: list[list[str]] = []
+    for k, ln in enumerate(lines):
+        if ln == "loop_" and lines[k + 1].startswith("_atom_site_"):
+            j = k + 1
+            while lines[j].startswith("_"):
+                header.append(lines[j])
+                j += 1
+            while j < len(lines) and lines[j] and not lines[j].startswith(("loop_", "_", "#")):
+                rows.append(lines[j].split())
+                j += 1
+            break
+    col = {h: i for i, h in enumerate(header)}
+    symbols = [r[col["_atom_site_type_symbol"]] for r in rows]
+    frac = [[float(r[col[f"_atom_site_fract_{x}"]]) for x in "xyz"] for r in rows]
+    return symbols, np.asarray(frac) @ np.stack([va, vb, vc])
+
+
+def test_read_qmof_fixture_counts_and_structures():
+    rec = read_qmof(FIXTURE)
+    with (FIXTURE / "qmof.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rec.report.n_input == len(rows)
+    assert rec.report.counts() == {"missing_label": 1, "unreadable_structure": 2}
+    assert {s["id"] for s in rec.report.skipped} == {"qmof-fx90001", "qmof-fx90002", "qmof-fx90003"}
+    assert len(rec) == len(rows) - 3
+    by_id = {r["qmof_id"]: r for r in rows}
+    for i, qid in enumerate(rec.ids):
+        expected = [float(by_id[qid][f"outputs.{f}.bandgap"] or "nan") for f in FIDELITIES]
+        np.testing.assert_array_equal(rec.gaps[i], expected)
+    from ase.data import atomic_numbers
+
+    for i in (0, 5, 17):
+        symbols, pos = _parse_p1_cif(FIXTURE / "relaxed_structures" / f"{rec.ids[i]}.cif")
+        assert rec.numbers[i].tolist() == [atomic_numbers[s] for s in symbols]
+        np.testing.assert_allclose(rec.pos[i], pos, atol=1e-6)
+
+
+def test_read_qmof_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="qmof.csv"):
+        read_qmof(tmp_path)
+    (tmp_path / "qmof.csv").write_text("qmof_id,outputs.pbe.bandgap\nx,1.0\n")
+    with pytest.raises(ValueError, match="hle17"):
+        read_qmof(tmp_path)
+
+
+def test_fidelity_sizes_are_gess_table_4_and_scale_down():
+    cfg = FidelityShiftConfig()
+    assert fidelity_sizes(GESS_QMOF_TOTAL, cfg) == (6000, 2000)
+    assert fidelity_sizes(30, cfg) == (9, 3)
+    assert fidelity_sizes(30, FidelityShiftConfig(scale_to_data=False)) == (6000, 2000)
+    with pytest.raises(ValueError, match="target"):
+        FidelityShiftConfig(target="pbe")
+
+
+@pytest.mark.parametrize("target", ["hse06", "hse06_10hf"])
+def test_fidelity_split_reproduces_gess_table_4(target):
+    # synthetic labels (every material has all four values): only the counts matter here
+    gaps = np.ones((GESS_QMOF_TOTAL, 4))
+    cfg = FidelityShiftConfig(target=target)
+    fid, rep = assign_fidelities(gaps, cfg, seed=0)
+    assert rep.n_skipped == 0
+    others = [f for f in ("hle17", "hse06_10hf", "hse06") if f != target]
+    assert (fid == target).sum() == 6000 and all((fid == f).sum() == 2000 for f in others)
+    assert (fid == "pbe").sum() == GESS_QMOF_TOTAL - 10000
+    sizes = {}
+    for level in ("no_info", "o_feature", "par_label"):
+        split = fidelity_split(fid, cfg, info_level=level, seed=0)
+        sizes[level] = split.sizes()
+        # GeSS table 4: 10781 / 1796 / 1798 source, 2000 / 2000 OOD (+2000 Par-Label pool)
+        assert [sizes[level][p] for p in (*ID_PARTS, "ood_val", "ood_test")] == [10781, 1796, 1798, 2000, 2000]
+        src = np.logical_or.reduce([split.masks[p] for p in ID_PARTS])
+        assert set(fid[src].tolist()) == {"pbe", *others}
+        assert set(fid[split.masks["ood_val"] | split.masks["ood_test"]].tolist()) == {target}
+        if level == "par_label":
+            pool = split.masks["ood_labeled"]
+            assert pool.sum() == 2000 and not (pool & (split.masks["ood_val"] | split.masks["ood_test"])).any()
+        if level == "o_feature":
+            np.testing.assert_array_equal(split.masks["train_target"], fid == target)
+    no, par = (fidelity_split(fid, cfg, info_level=lv, seed=0) for lv in ("no_info", "par_label"))
+    # evaluation parts are identical across information levels (GeSS appendix E)
+    np.testing.assert_array_equal(no.masks["ood_val"], par.masks["ood_val"])
+    np.testing.assert_array_equal(no.masks["ood_test"], par.masks["ood_test"])
+
+
+def test_assignment_respects_missing_labels():
+    rng = np.random.default_rng(0)
+    gaps = rng.uniform(0, 5, size=(200, 4))  # synthetic
+    gaps[:120, 3] = np.nan  # HSE06 missing for 120 materials
+    gaps[150:160, 0] = np.nan  # PBE missing for 10
+    fid, rep = assign_fidelities(gaps, FidelityShiftConfig(n_target=60, n_other_high=20, scale_to_data=False), seed=1)
+    assert not np.isnan(gaps[fid == "hse06", 3]).any() and (fid == "hse06").sum() == 60
+    cols = {f: i for i, f in enumerate(FIDELITIES)}
+    assert all(np.isfinite(gaps[i, cols[f]]) for i, f in enumerate(fid) if f)
+    assert rep.n_kept + rep.n_skipped == 200 and set(rep.counts()) <= {"missing_label"}
+    with pytest.raises(ValueError, match="hse06"):
+        assign_fidelities(gaps, FidelityShiftConfig(n_target=90, scale_to_data=False))
+
+
+def test_load_qmof_fixture_all_levels():
+    ds = load_qmof(FIXTURE, target="hse06_10hf", info_level="par_label", seed=2)
+    assert ds.report.counts() == {"missing_label": 1, "unreadable_structure": 2}
+    assert len(ds) == 30 and ds.metadata["fidelity_counts"]["hse06_10hf"] == 9
+    cols = [FIDELITIES.index(f) for f in ds.domain]
+    np.testing.assert_array_equal(ds.y, ds.extra["gaps_all"][np.arange(len(ds)), cols])
+    assert ds.split.sizes()["ood_labeled"] == 3
+    data = ds.to_pyg([0])[0]
+    assert data.pos.shape[1] == 3 and data.x.shape == (ds.num_atoms()[0], 1)
+    assert data.x.max() < ds.num_atom_types
+
+
+# ------------------------------------------------------------------ molecular default
+
+
+def test_shipped_molecular_file_is_complete_and_documented():
+    meta = molecular_fidelity_metadata()
+    assert meta["method"]["basis"] and meta["versions"]["pyscf"] and meta["cost"]["total_cpu_s"] > 0
+    assert meta["method"]["checks"]["check_water_energy_difference_hartree"] < 1e-8
+    assert meta["method"]["checks"]["hse06_10hf_rsh_coeff(omega,alpha,beta)"] == [0.11, 0.0, 0.1]
+    rec = read_molecular_fidelity()
+    assert len(rec) >= 90  # the budgeted generation run (see the file's "cost")
+    assert np.isfinite(rec.gaps).all()
+
+
+def test_molecular_mean_gaps_increase_with_exact_exchange():
+    rec = read_molecular_fidelity()
+    mean = dict(zip(FIDELITIES, np.nanmean(rec.gaps, axis=0), strict=True))
+    # PBE (no exact exchange) lowest, HSE06 (25% SR exact exchange) highest, HSE06* between
+    assert mean["pbe"] < mean["hse06_10hf"] < mean["hse06"]
+    assert mean["pbe"] < mean["hle17"] < mean["hse06"]
+    # per molecule: more short-range exact exchange opens the gap
+    assert (rec.gaps[:, 2] > rec.gaps[:, 0]).mean() > 0.95 and (rec.gaps[:, 3] > rec.gaps[:, 2]).all()
+
+
+def test_molecular_default_builds_the_fidelity_shift(tmp_path):
+    ds = load_molecular_fidelity(target="hse06", info_level="par_label")
+    n = len(ds)
+    n_t, n_o = fidelity_sizes(n, FidelityShiftConfig())
+    assert ds.metadata["fidelity_counts"]["hse06"] == n_t
+    assert ds.metadata["fidelity_counts"]["hle17"] == ds.metadata["fidelity_counts"]["hse06_10hf"] == n_o
+    pool = ds.split.masks["ood_labeled"]
+    assert pool.sum() == n_t // 3 and not (pool & ds.split.out_of_distribution).any()
+    assert all(len(p) == len(a) for p, a in zip(ds.pos, ds.atom_type, strict=True))
+    # a copy of the file in the same format loads too
+    doc = json.loads(json.dumps({**molecular_fidelity_metadata(), "molecules": []}))
+    (tmp_path / "empty.json").write_text(json.dumps(doc))
+    assert len(read_molecular_fidelity(tmp_path / "empty.json")) == 0
