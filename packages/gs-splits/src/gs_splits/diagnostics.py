@@ -1,0 +1,219 @@
+"""Diagnostics of a split: the statistics of appendix A of the structural-shifts paper.
+
+* class balance per part (and ID vs OOD),
+* degree distribution per part,
+* property (sigma) distribution per part,
+* pairwise graph-distance distribution within the ID and within the OOD nodes, distances
+  measured in the whole graph (appendix A), from BFS out of a seeded sample of sources.
+
+:func:`split_statistics` returns the numbers; :func:`summarize_split` renders Markdown.
+Figures are in :mod:`gs_splits.plot` (``plot`` extra).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gs_splits import _kernels
+from gs_splits.graph import CSRGraph, as_csr_graph
+from gs_splits.split import Split
+
+__all__ = ["SplitStatistics", "split_statistics", "summarize_split", "distance_distribution"]
+
+_QUANTILES = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+@dataclass
+class SplitStatistics:
+    """Numbers behind the appendix-A figures.
+
+    Attributes
+    ----------
+    sizes : {part: count}
+    class_balance : {part: {class: fraction}} (empty without labels)
+    degree : {part: {"mean", "q0", "q25", "q50", "q75", "q100", "isolated"}}
+    degree_hist : {part: counts of degree 0..max_degree_shown (last bin = larger)}
+    sigma : {part: {"mean", "q0", ..., "q100"}} (empty without sigma)
+    distances : {"ID"/"OOD": {distance: fraction}, plus "unreachable"} (empty without graph)
+    distance_sources : int, number of BFS sources per group
+    """
+
+    sizes: dict[str, int]
+    class_balance: dict[str, dict[int, float]] = field(default_factory=dict)
+    degree: dict[str, dict[str, float]] = field(default_factory=dict)
+    degree_hist: dict[str, list[int]] = field(default_factory=dict)
+    sigma: dict[str, dict[str, float]] = field(default_factory=dict)
+    distances: dict[str, dict[str, float]] = field(default_factory=dict)
+    distance_sources: int = 0
+
+
+def _groups(split: Split) -> dict[str, np.ndarray]:
+    g = dict(split.masks)
+    try:
+        g["ID"] = split.in_distribution
+        g["OOD"] = split.out_of_distribution
+    except (TypeError, ValueError):
+        pass
+    return g
+
+
+def _quantiles(v: np.ndarray) -> dict[str, float]:
+    if v.size == 0:
+        return {"mean": float("nan"), **{f"q{int(q * 100)}": float("nan") for q in _QUANTILES}}
+    qs = np.quantile(v, _QUANTILES)
+    return {"mean": float(v.mean()), **{f"q{int(q * 100)}": float(x) for q, x in zip(_QUANTILES, qs, strict=True)}}
+
+
+def distance_distribution(
+    graph: CSRGraph,
+    nodes: np.ndarray,
+    *,
+    num_sources: int = 64,
+    max_targets: int = 20_000,
+    seed: int | np.random.Generator = 0,
+) -> dict[str, float]:
+    """Distribution of shortest-path distances between pairs of ``nodes`` (appendix A).
+
+    Distances are measured in the whole graph. BFS runs from ``min(num_sources, len(nodes))``
+    seeded random sources in ``nodes``; the targets are the other members of ``nodes`` (a
+    seeded subsample of ``max_targets`` of them on large sets). Returns ``{str(d): fraction}``
+    with key ``"unreachable"`` for pairs in different components.
+    """
+    rng = np.random.default_rng(seed)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    if nodes.size < 2:
+        return {}
+    k = min(num_sources, nodes.size)
+    sources = rng.choice(nodes, size=k, replace=False)
+    targets = nodes if nodes.size <= max_targets else rng.choice(nodes, size=max_targets, replace=False)
+    dist = np.empty(graph.num_nodes, dtype=np.int64)
+    queue = np.empty(graph.num_nodes, dtype=np.int64)
+    counts: dict[int, int] = {}
+    total = 0
+    for s in sources:
+        _kernels.bfs_distances(graph.indptr, graph.indices, int(s), dist, queue)
+        dt = dist[targets[targets != s]]
+        vals, cnt = np.unique(dt, return_counts=True)
+        for v, c in zip(vals.tolist(), cnt.tolist(), strict=True):
+            counts[v] = counts.get(v, 0) + c
+        total += dt.size
+    out = {str(d): c / total for d, c in sorted(counts.items()) if d >= 0}
+    if -1 in counts:
+        out["unreachable"] = counts[-1] / total
+    return out
+
+
+def split_statistics(
+    split: Split,
+    graph: Any = None,
+    labels: Any = None,
+    *,
+    num_sources: int = 64,
+    max_degree_shown: int = 30,
+    seed: int = 0,
+) -> SplitStatistics:
+    """Compute the appendix-A statistics of ``split`` (see :class:`SplitStatistics`)."""
+    groups = _groups(split)
+    stats = SplitStatistics(sizes={k: int(v.sum()) for k, v in groups.items()})
+    if labels is not None:
+        if type(labels).__module__.split(".")[0] == "torch" and hasattr(labels, "detach"):
+            labels = labels.detach().cpu().numpy()
+        y = np.asarray(labels).ravel()
+        if y.size != split.num_nodes:
+            raise ValueError(f"labels must have one entry per node ({split.num_nodes}), got {y.size}")
+        classes = np.unique(y)
+        for k, m in groups.items():
+            tot = max(int(m.sum()), 1)
+            stats.class_balance[k] = {_py(c): float(np.count_nonzero(y[m] == c)) / tot for c in classes}
+    if split.sigma is not None:
+        for k, m in groups.items():
+            stats.sigma[k] = _quantiles(split.sigma[m])
+    if graph is not None:
+        g = as_csr_graph(graph, split.num_nodes)
+        deg = g.degree
+        for k, m in groups.items():
+            d = deg[m]
+            stats.degree[k] = {**_quantiles(d.astype(np.float64)), "isolated": int(np.count_nonzero(d == 0))}
+            stats.degree_hist[k] = np.bincount(np.minimum(d, max_degree_shown), minlength=max_degree_shown + 1).tolist()
+        if "ID" in groups:
+            stats.distance_sources = num_sources
+            for k in ("ID", "OOD"):
+                stats.distances[k] = distance_distribution(
+                    g, np.flatnonzero(groups[k]), num_sources=num_sources, seed=seed
+                )
+    return stats
+
+
+def _py(v: Any) -> Any:
+    return v.item() if hasattr(v, "item") else v
+
+
+def _fmt(x: float) -> str:
+    if x != x:  # nan
+        return "-"
+    if x == 0 or 1e-3 <= abs(x) < 1e5:
+        return f"{x:.4g}"
+    return f"{x:.3e}"
+
+
+def summarize_split(
+    split: Split,
+    graph: Any = None,
+    labels: Any = None,
+    *,
+    num_sources: int = 64,
+    seed: int = 0,
+) -> str:
+    """Markdown report of a split with the appendix-A statistics.
+
+    Sections: what the split is (metadata), part sizes, property (sigma) distribution,
+    degree distribution, class balance (with ``labels``), and the pairwise graph-distance
+    distribution within ID and OOD (with ``graph``; sampled BFS from ``num_sources``
+    sources per group).
+    """
+    st = split_statistics(split, graph, labels, num_sources=num_sources, seed=seed)
+    md = split.metadata
+    lines = [f"# Split report: {md.get('kind', 'split')} / {md.get('strategy', md.get('info_level', ''))}", ""]
+    keys = ("strategy", "sizes", "seed", "num_nodes", "num_edges", "graph_fingerprint", "info_level",
+            "source", "target", "group_rule", "gs_splits_version")
+    lines += [f"- **{k}**: `{md[k]}`" for k in keys if k in md]
+    if "graph_normalisation" in md:
+        gn = md["graph_normalisation"]
+        lines.append(
+            "- **graph normalisation**: "
+            + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in gn.items())
+        )
+    lines += ["", "## Part sizes", "", "| part | nodes | fraction |", "|---|---:|---:|"]
+    n = split.num_nodes
+    for k, v in st.sizes.items():
+        lines.append(f"| {k} | {v} | {v / n:.3f} |")
+    if st.sigma:
+        lines += ["", "## Property distribution (sigma = -property; ID = smallest sigma)", "",
+                  "| part | mean | min | q25 | median | q75 | max |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for k, q in st.sigma.items():
+            lines.append(f"| {k} | " + " | ".join(_fmt(q[c]) for c in ("mean", "q0", "q25", "q50", "q75", "q100")) + " |")
+    if st.degree:
+        lines += ["", "## Degree distribution", "",
+                  "| part | mean | min | q25 | median | q75 | max | isolated |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for k, q in st.degree.items():
+            lines.append(f"| {k} | " + " | ".join(_fmt(q[c]) for c in ("mean", "q0", "q25", "q50", "q75", "q100")) + f" | {q['isolated']} |")
+    if st.class_balance:
+        classes = list(next(iter(st.class_balance.values())))
+        lines += ["", "## Class balance (fraction of each class in the part)", "",
+                  "| part | " + " | ".join(str(c) for c in classes) + " |", "|---|" + "---:|" * len(classes)]
+        for k, cb in st.class_balance.items():
+            lines.append(f"| {k} | " + " | ".join(f"{cb[c]:.3f}" for c in classes) + " |")
+    if st.distances:
+        keys_d = sorted({d for v in st.distances.values() for d in v if d != "unreachable"}, key=int)
+        lines += ["", f"## Pairwise graph distances within ID / OOD (BFS from {st.distance_sources} sampled sources per group, whole graph)", "",
+                  "| group | mean | " + " | ".join(keys_d) + " | unreachable |", "|---|---:|" + "---:|" * (len(keys_d) + 1)]
+        for k, dd in st.distances.items():
+            reach = {int(a): b for a, b in dd.items() if a != "unreachable"}
+            tot = sum(reach.values())
+            mean = sum(a * b for a, b in reach.items()) / tot if tot else float("nan")
+            lines.append(f"| {k} | {_fmt(mean)} | " + " | ".join(f"{dd.get(d, 0.0):.3f}" for d in keys_d) + f" | {dd.get('unreachable', 0.0):.3f} |")
+    lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,173 @@
+"""Structural split invariants (hypothesis), persistence, configuration and bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gs_splits as gs
+from gs_splits import STRUCTURAL_PARTS, Split, split_sizes, structural_split
+
+
+@st.composite
+def sizes_strategy(draw):
+    w = draw(st.lists(st.integers(0, 20), min_size=5, max_size=5).filter(lambda x: sum(x) > 0))
+    return tuple(x / sum(w) for x in w)
+
+
+@st.composite
+def graph_strategy(draw):
+    n = draw(st.integers(5, 60))
+    m = draw(st.integers(0, 3 * n))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, n, size=(2, m)), n
+
+
+def _check_invariants(split: Split, sizes, n):
+    masks = np.stack([split.masks[p] for p in STRUCTURAL_PARTS])
+    # disjoint and covering
+    assert np.array_equal(masks.sum(axis=0), np.ones(n))
+    counts = masks.sum(axis=1)
+    # sizes as specified: floor(n * s), the last part of each group takes the remainder
+    assert counts.tolist() == split_sizes(n, sizes)
+    assert abs(counts[:3].sum() - n * sum(sizes[:3])) < 1 + 1e-9
+    for c, s in zip(counts, sizes, strict=True):
+        assert abs(c - n * s) < 3
+    sigma = split.sigma
+    # ID nodes have sigma <= every OOD sigma; OOD parts monotone: out_valid <= out_test
+    id_m, ov, ot = split.in_distribution, split.out_valid, split.out_test
+    if id_m.any() and (ov | ot).any():
+        assert sigma[id_m].max() <= sigma[ov | ot].min()
+    if ov.any() and ot.any():
+        assert sigma[ov].max() <= sigma[ot].min()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graph=graph_strategy(), sizes=sizes_strategy(), seed=st.integers(0, 2**31 - 1),
+       strategy=st.sampled_from(["popularity", "locality", "density", "random", "degree"]))
+def test_structural_split_invariants(graph, sizes, seed, strategy):
+    e, n = graph
+    nonempty = sum(1 for s in sizes if s > 0)
+    if n < nonempty:
+        with pytest.raises(ValueError, match="fewer than"):
+            structural_split(e, strategy, sizes=sizes, seed=seed, num_nodes=n)
+        return
+    a = structural_split(e, strategy, sizes=sizes, seed=seed, num_nodes=n)
+    _check_invariants(a, sizes, n)
+    b = structural_split(e, strategy, sizes=sizes, seed=seed, num_nodes=n)
+    assert a == b  # bit-identical with the same seed (masks, sigma, domains, metadata)
+    for p in STRUCTURAL_PARTS:
+        assert a.masks[p].tobytes() == b.masks[p].tobytes()
+    assert a.sigma.tobytes() == b.sigma.tobytes()
+
+
+@settings(max_examples=40, deadline=None)
+@given(values=st.lists(st.integers(-3, 3), min_size=10, max_size=80), seed=st.integers(0, 1000))
+def test_ties_broken_by_seeded_permutation(values, seed):
+    """Heavily tied user property: still disjoint/covering/monotone; seeds can differ only in ties."""
+    n = len(values)
+    prop = np.array(values, dtype=float)
+    e = np.array([[0], [1]])
+    a = structural_split(e, prop, seed=seed, num_nodes=n)
+    _check_invariants(a, (0.3, 0.1, 0.1, 0.1, 0.4), n)
+    b = structural_split(e, prop, seed=seed + 1, num_nodes=n)
+    # the multiset of sigma values in ID is the same whatever the tie-break
+    assert sorted(a.sigma[a.in_distribution]) == sorted(b.sigma[b.in_distribution])
+
+
+def test_paper_sizes_and_presets():
+    assert split_sizes(2995, (0.3, 0.1, 0.1, 0.1, 0.4)) == [898, 299, 300, 299, 1199]
+    assert split_sizes(1000, gs.PAPER_SIZES["70:30"]) == [420, 140, 140, 60, 240]
+    e = np.random.default_rng(0).integers(0, 1000, size=(2, 3000))
+    s = structural_split(e, "degree", sizes="90:10", num_nodes=1000)
+    assert s.in_distribution.sum() == 900 and s.out_of_distribution.sum() == 100
+    with pytest.raises(ValueError, match="preset"):
+        structural_split(e, "degree", sizes="80:20")
+
+
+def test_callable_and_array_strategies_and_domains():
+    e = np.random.default_rng(1).integers(0, 200, size=(2, 800))
+    deg = gs.degree(e, num_nodes=200)
+    a = structural_split(e, deg, num_nodes=200, seed=3)
+    b = structural_split(e, lambda g: g.degree, num_nodes=200, seed=3)
+    c = structural_split(e, "degree", num_nodes=200, seed=3)
+    assert all(np.array_equal(a.masks[p], b.masks[p]) and np.array_equal(a.masks[p], c.masks[p]) for p in STRUCTURAL_PARTS)
+    assert b.metadata["strategy"] == "<lambda>" and a.metadata["strategy"] == "array"
+    # domains: k = 10 equal bins of the sigma rank; domain 0 = most ID-like (appendix F)
+    assert np.bincount(a.domains).tolist() == [20] * 10
+    order = np.argsort(a.sigma, kind="stable")
+    assert np.all(np.diff(a.domains[order]) >= 0) or np.all(np.diff(a.sigma[order]) >= 0)
+    assert a.sigma[a.domains == 0].max() <= a.sigma[a.domains == 9].min()
+
+
+def test_property_domains():
+    v = np.arange(100.0)[::-1]
+    d = gs.property_domains(v, 10)
+    assert np.bincount(d).tolist() == [10] * 10 and d[0] == 9 and d[-1] == 0
+    u = gs.property_domains(np.array([0.0, 0.1, 0.5, 1.0]), 2, method="uniform")
+    assert u.tolist() == [0, 0, 1, 1]
+    with pytest.raises(ValueError, match="NaN"):
+        gs.property_domains(np.array([0.0, np.nan]))
+
+
+def test_random_strategy_is_uniform_baseline():
+    e = np.random.default_rng(2).integers(0, 1000, size=(2, 4000))
+    s = structural_split(e, "random", num_nodes=1000, seed=5)
+    deg = gs.degree(e, num_nodes=1000)
+    # random baseline: ID and OOD degree means are close (no structural shift)
+    assert abs(deg[s.in_distribution].mean() - deg[s.out_of_distribution].mean()) < 1.0
+    p = structural_split(e, "popularity", num_nodes=1000, seed=5)
+    assert deg[p.in_distribution].mean() > deg[p.out_of_distribution].mean() + 2
+
+
+def test_save_load_roundtrip(tmp_path):
+    e = np.random.default_rng(0).integers(0, 300, size=(2, 900))
+    s = structural_split(e, "density", num_nodes=300, seed=11)
+    path = s.save(tmp_path / "sub" / "split")
+    assert path.name == "split.npz" and (tmp_path / "sub" / "split.json").exists()
+    t = Split.load(tmp_path / "sub" / "split.npz")
+    assert t == s and t.metadata["graph_fingerprint"] == s.metadata["graph_fingerprint"]
+    meta = json.loads((tmp_path / "sub" / "split.json").read_text())
+    assert meta["strategy"] == "density" and meta["sizes"] == [0.3, 0.1, 0.1, 0.1, 0.4]
+    assert list(t.masks) == list(STRUCTURAL_PARTS)
+    assert not list((tmp_path / "sub").glob("*.tmp"))
+    with pytest.raises(FileNotFoundError):
+        Split.load(tmp_path / "missing")
+
+
+def test_split_is_machine_independent_fingerprint():
+    """Same inputs and seed -> same bytes; the metadata fingerprint identifies the graph."""
+    e = np.array([[0, 1, 2, 3, 4], [1, 2, 3, 4, 0]])
+    a = structural_split(e, "popularity", seed=0)
+    assert a.metadata["graph_fingerprint"] == gs.as_csr_graph(e).fingerprint()
+    assert len(a.metadata["graph_fingerprint"]) == 64
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"sizes": (0.3, 0.1, 0.1, 0.1, 0.3)}, "sum to 1"),
+        ({"sizes": (0.5, 0.5)}, "5 fractions"),
+        ({"sizes": (0.3, 0.1, 0.1, -0.1, 0.6)}, "non-negative"),
+        ({"strategy": "pagerankk"}, "unknown 'pagerankk'"),
+        ({"strategy": np.array([1.0, np.nan, 0, 0, 0, 0])}, "NaN/inf"),
+        ({"strategy": np.array([1.0, np.inf, 0, 0, 0, 0])}, "NaN/inf"),
+        ({"strategy": np.ones(5)}, "one value per node"),
+    ],
+)
+def test_bad_input(kwargs, match):
+    e = np.array([[0, 1, 2, 3, 4], [1, 2, 3, 4, 5]])
+    with pytest.raises(ValueError, match=match):
+        structural_split(e, **kwargs)
+
+
+def test_fewer_nodes_than_parts_and_empty_graph():
+    with pytest.raises(ValueError, match="fewer than the 5 non-empty parts"):
+        structural_split(np.array([[0, 1], [1, 2]]), "degree")
+    with pytest.raises(ValueError, match="empty"):
+        structural_split(np.zeros((2, 0), dtype=int), "degree")
