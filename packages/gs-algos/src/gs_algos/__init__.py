@@ -1,5 +1,55 @@
-"""gs_algos."""
+"""gs_algos: training engine, OOD-robustness and uncertainty methods.
+
+Train with :func:`fit_node` / :func:`fit_graph` and a :class:`TrainConfig` (paper presets
+:meth:`TrainConfig.structural_shifts`, :meth:`TrainConfig.edgewise`,
+:meth:`TrainConfig.gess`); methods live in :mod:`gs_algos.methods` (:data:`METHODS`),
+uncertainty estimators in :mod:`gs_algos.uncertainty`, fine-tuning (Par-Label) in
+:mod:`gs_algos.finetune` and the GeSS search in :mod:`gs_algos.search`.
+"""
 
 from gs_algos.__about__ import __version__
+from gs_algos.batch import Batch, TaskSpec, call_model
+from gs_algos.config import TrainConfig
+from gs_algos.engine import (
+    EpochInfo,
+    FitResult,
+    Track,
+    evaluate_outputs,
+    fit_graph,
+    fit_node,
+    predict_graph,
+    predict_node,
+    sample_neighbors,
+    seeded,
+)
+from gs_algos.finetune import PAR_LABEL_SIZES, choose_labeled, finetune_graph, finetune_node
+from gs_algos.methods import METHODS, Method
+from gs_algos.search import GESS_SEARCH_SPACES, SearchResult, SearchSpace, grid_search
 
-__all__ = ["__version__"]
+__all__ = [
+    "Batch",
+    "EpochInfo",
+    "FitResult",
+    "GESS_SEARCH_SPACES",
+    "METHODS",
+    "Method",
+    "PAR_LABEL_SIZES",
+    "SearchResult",
+    "SearchSpace",
+    "TaskSpec",
+    "Track",
+    "TrainConfig",
+    "__version__",
+    "call_model",
+    "choose_labeled",
+    "evaluate_outputs",
+    "fit_graph",
+    "fit_node",
+    "finetune_graph",
+    "finetune_node",
+    "grid_search",
+    "predict_graph",
+    "predict_node",
+    "sample_neighbors",
+    "seeded",
+]

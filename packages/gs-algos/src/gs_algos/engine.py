@@ -1,0 +1,723 @@
+"""The training engine: node-level (full batch or sampled mini-batches) and graph-level
+loops with early stopping, selection tracks, best-checkpoint restore, deterministic
+seeding, exact resume from disk checkpoints and a per-epoch callback.
+
+Determinism: the whole run executes inside ``torch.random.fork_rng`` seeded with
+``config.seed`` (the caller's global RNG is left untouched); shuffling and neighbour
+sampling use a generator reseeded from ``(seed, epoch)`` at every epoch, so an epoch's
+order does not depend on history; dropout and the methods' draws use the forked global
+torch RNG whose state is saved in every checkpoint. Resuming a run from its checkpoint
+therefore replays exactly the epochs that an uninterrupted run would have (on CPU).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from gs_algos.batch import Batch, TaskSpec, call_model, item_losses
+from gs_algos.checkpoint import CHECKPOINT_NAME, atomic_save, load_checkpoint
+from gs_algos.config import TrainConfig
+from gs_algos.methods.base import Method
+from gs_metrics import auroc
+
+__all__ = [
+    "FitResult",
+    "Track",
+    "EpochInfo",
+    "fit_node",
+    "fit_graph",
+    "predict_node",
+    "predict_graph",
+    "evaluate_outputs",
+    "seeded",
+    "sample_neighbors",
+]
+
+log = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------- results
+@dataclass
+class Track:
+    """The best epoch seen on one selection part.
+
+    Attributes
+    ----------
+    part
+        The validation part this track selects on.
+    epoch
+        Best epoch (0-based); -1 before the first evaluation.
+    value
+        The selection metric on ``part`` at that epoch.
+    metrics
+        ``{part: {metric: value}}`` for every evaluated part at that epoch.
+    state
+        The model's ``state_dict`` (CPU copy) at that epoch.
+    """
+
+    part: str
+    epoch: int = -1
+    value: float = math.nan
+    metrics: dict = field(default_factory=dict)
+    state: dict | None = None
+    method_state: dict | None = None
+
+
+@dataclass
+class EpochInfo:
+    """What the per-epoch callback receives."""
+
+    epoch: int
+    max_epochs: int
+    train_loss: float
+    logs: dict
+    metrics: dict
+    improved: dict
+
+
+@dataclass
+class FitResult:
+    """Outcome of a training run.
+
+    Attributes
+    ----------
+    tracks
+        One :class:`Track` per selection part, in ``config.select_on`` order.
+    history
+        One dict per epoch: ``epoch``, ``train_loss``, method logs and, on evaluated
+        epochs, ``metrics`` (``{part: {metric: value}}``).
+    epochs_run
+        Number of epochs trained in total (including those before a resume).
+    stopped_early
+        Whether early stopping ended the run.
+    """
+
+    tracks: dict[str, Track]
+    history: list[dict]
+    epochs_run: int
+    stopped_early: bool
+
+    @property
+    def best(self) -> Track:
+        """The first (primary) selection track."""
+        return next(iter(self.tracks.values()))
+
+
+def seeded(factory: Callable[[], nn.Module], seed: int) -> nn.Module:
+    """Build a module with a fixed seed without touching the caller's global RNG."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        return factory()
+
+
+# --------------------------------------------------------------------------- metrics
+def evaluate_outputs(out: Tensor, y: Tensor, task: str) -> dict[str, float]:
+    """Selection metrics of outputs ``out`` against labels ``y``.
+
+    multiclass: ``accuracy``, ``loss`` (mean cross-entropy); binary: ``accuracy``
+    (threshold 0 on the logit), ``auroc`` (:func:`gs_metrics.auroc`), ``loss``; regression: ``mae``, ``loss`` (MSE).
+    """
+    if y.numel() == 0:
+        return {}
+    res = {"loss": float(item_losses(out, y, task).mean())}
+    if task == "multiclass":
+        res["accuracy"] = float((out.argmax(-1) == y.long()).float().mean())
+    elif task == "binary":
+        o = out.reshape(-1)
+        res["accuracy"] = float(((o > 0).long() == y.reshape(-1).long()).float().mean())
+        res["auroc"] = auroc(o.double().numpy(), y.reshape(-1).numpy())
+    else:
+        res["mae"] = float((out.reshape(-1) - y.reshape(-1).float()).abs().mean())
+    return res
+
+
+# --------------------------------------------------------------------------- sampling
+def sample_neighbors(
+    edge_index: Tensor,
+    num_nodes: int,
+    seeds: Tensor,
+    num_neighbors: Sequence[int],
+    generator: torch.Generator,
+) -> tuple[Tensor, Tensor, int]:
+    """Uniform neighbour sampling (GraphSAGE style), pure torch.
+
+    Starting from ``seeds``, at each hop every frontier node keeps at most
+    ``num_neighbors[hop]`` of its incoming edges (``-1`` keeps all), chosen uniformly
+    with ``generator``. Returns ``(node_ids, sub_edge_index, n_seeds)``: the global ids of
+    the sampled nodes (seeds first), the sampled edges relabelled to positions in
+    ``node_ids``, and the number of seeds.
+    """
+    src, dst = edge_index[0], edge_index[1]
+    order = torch.argsort(dst, stable=True)
+    src, dst = src[order], dst[order]
+    ptr = torch.zeros(num_nodes + 1, dtype=torch.long)
+    ptr[1:] = torch.cumsum(torch.bincount(dst, minlength=num_nodes), 0)
+    node_ids = [seeds]
+    seen = torch.zeros(num_nodes, dtype=torch.bool)
+    seen[seeds] = True
+    frontier = seeds
+    kept_src, kept_dst = [], []
+    for k in num_neighbors:
+        starts, ends = ptr[frontier], ptr[frontier + 1]
+        deg = ends - starts
+        if deg.sum() == 0:
+            break
+        rep = torch.repeat_interleave(torch.arange(frontier.numel()), deg)
+        offs = torch.arange(int(deg.sum())) - torch.repeat_interleave(
+            torch.cumsum(deg, 0) - deg, deg
+        )
+        eids = starts[rep] + offs
+        if k >= 0:
+            prio = torch.rand(eids.numel(), generator=generator)
+            # rank of each edge within its frontier node by random priority
+            o = torch.argsort(prio)
+            o = o[torch.argsort(rep[o], stable=True)]
+            rank = torch.empty_like(o)
+            rank[o] = torch.arange(o.numel()) - torch.repeat_interleave(
+                torch.cumsum(deg, 0) - deg, deg
+            )
+            eids = eids[rank < k]
+        kept_src.append(src[eids])
+        kept_dst.append(dst[eids])
+        new = torch.unique(src[eids])
+        new = new[~seen[new]]
+        seen[new] = True
+        node_ids.append(new)
+        frontier = new
+        if new.numel() == 0:
+            break
+    nodes = torch.cat(node_ids)
+    pos = torch.full((num_nodes,), -1, dtype=torch.long)
+    pos[nodes] = torch.arange(nodes.numel())
+    if kept_src:
+        s, d = torch.cat(kept_src), torch.cat(kept_dst)
+        sub = torch.stack([pos[s], pos[d]])
+    else:
+        sub = torch.zeros(2, 0, dtype=torch.long)
+    return nodes, sub, int(seeds.numel())
+
+
+# --------------------------------------------------------------------------- the loop
+class _Loop:
+    """Shared epoch loop; the level-specific parts are callables."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        method: Method,
+        config: TrainConfig,
+        train_epoch: Callable[[int, torch.optim.Optimizer, torch.Generator], tuple[float, dict]],
+        evaluate: Callable[[], dict],
+        callback: Callable[[EpochInfo], Any] | None,
+        checkpoint_dir: str | Path | None,
+        checkpoint_every: int,
+        resume: bool,
+    ) -> None:
+        self.model, self.method, self.config = model, method, config
+        self.train_epoch, self.evaluate = train_epoch, evaluate
+        self.callback = callback
+        self.ckpt_path = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir else None
+        if checkpoint_every < 1:
+            raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every!r}")
+        self.checkpoint_every = int(checkpoint_every)
+        self.resume = resume
+
+    def _better(self, new: float, old: float) -> bool:
+        if math.isnan(new):
+            return False
+        if math.isnan(old):
+            return True
+        return new > old if self.config.higher_is_better else new < old
+
+    def run(self) -> FitResult:
+        cfg = self.config
+        params = list(self.model.parameters()) + list(self.method.optimizer_parameters())
+        opt = torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+        tracks = {p: Track(part=p) for p in cfg.select_on}
+        history: list[dict] = []
+        start, bad, stopped = 0, 0, False
+        torch.manual_seed(cfg.seed)
+        if self.resume and self.ckpt_path is not None and self.ckpt_path.is_file():
+            ck = load_checkpoint(self.ckpt_path)
+            if ck.get("config") != _config_key(cfg):
+                raise ValueError(
+                    f"checkpoint {self.ckpt_path} was written with a different config; "
+                    "remove it or use another checkpoint_dir"
+                )
+            self.model.load_state_dict(ck["model"])
+            self.method.load_state_dict(ck["method"])
+            self.method.load_extra_checkpoint_state(ck["method_extra"])
+            opt.load_state_dict(ck["optimizer"])
+            torch.set_rng_state(ck["torch_rng"])
+            tracks = ck["tracks"]
+            history = ck["history"]
+            start, bad, stopped = ck["epoch"] + 1, ck["bad"], ck["stopped"]
+            log.info("resumed from %s at epoch %d", self.ckpt_path, start)
+        gen = torch.Generator()
+        primary = cfg.select_on[0]
+        for epoch in range(start, cfg.max_epochs):
+            if stopped:
+                break
+            gen.manual_seed(cfg.seed * 1_000_003 + epoch)
+            self.model.train()
+            self.method.train()
+            loss, logs = self.train_epoch(epoch, opt, gen)
+            if not math.isfinite(loss):
+                raise FloatingPointError(f"training loss became {loss} at epoch {epoch}")
+            self.method.on_epoch_end(epoch)
+            rec = {"epoch": epoch, "train_loss": loss, **logs}
+            improved: dict[str, bool] = {}
+            metrics: dict = {}
+            if (epoch + 1) % cfg.eval_every == 0 or epoch == cfg.max_epochs - 1:
+                self.model.eval()
+                self.method.eval()
+                with torch.no_grad():
+                    metrics = self.evaluate()
+                rec["metrics"] = metrics
+                for part, tr in tracks.items():
+                    val = metrics.get(part, {}).get(cfg.metric, math.nan)
+                    improved[part] = self._better(val, tr.value)
+                    if improved[part]:
+                        tr.epoch, tr.value = epoch, val
+                        tr.metrics = copy.deepcopy(metrics)
+                        tr.state = {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()}
+                        tr.method_state = {
+                            k: v.detach().cpu().clone() for k, v in self.method.state_dict().items()
+                        }
+                bad = 0 if improved.get(primary) else bad + 1
+                if cfg.patience is not None and bad >= cfg.patience:
+                    stopped = True
+            history.append(rec)
+            if self.ckpt_path is not None and (
+                (epoch + 1) % self.checkpoint_every == 0 or stopped or epoch == cfg.max_epochs - 1
+            ):
+                atomic_save(
+                    {
+                        "config": _config_key(cfg),
+                        "model": self.model.state_dict(),
+                        "method": self.method.state_dict(),
+                        "method_extra": self.method.extra_checkpoint_state(),
+                        "optimizer": opt.state_dict(),
+                        "torch_rng": torch.get_rng_state(),
+                        "tracks": tracks,
+                        "history": history,
+                        "epoch": epoch,
+                        "bad": bad,
+                        "stopped": stopped,
+                    },
+                    self.ckpt_path,
+                )
+            if self.callback is not None:
+                info = EpochInfo(epoch, cfg.max_epochs, loss, logs, metrics, improved)
+                if self.callback(info) is False:
+                    stopped = True
+        best = tracks[primary]
+        if best.state is not None:
+            self.model.load_state_dict(best.state)
+            self.method.load_state_dict(best.method_state)
+        self.model.eval()
+        self.method.eval()
+        return FitResult(
+            tracks=tracks,
+            history=history,
+            epochs_run=len(history),
+            stopped_early=stopped and len(history) < cfg.max_epochs,
+        )
+
+
+def _config_key(cfg: TrainConfig) -> dict:
+    from dataclasses import asdict
+
+    return asdict(cfg)
+
+
+def _check_outputs(out: Tensor, task: str, num_classes: int | None, what: str) -> None:
+    if out.dim() != 2:
+        raise ValueError(f"model outputs must be 2-d (items, outputs), got shape {tuple(out.shape)}")
+    if task == "multiclass":
+        if num_classes is not None and out.size(1) != num_classes:
+            raise ValueError(
+                f"model output size {out.size(1)} does not match the {num_classes} classes of "
+                f"{what}; build the model with out_channels={num_classes}"
+            )
+    elif out.size(1) != 1:
+        raise ValueError(
+            f"a {task} task needs a model with 1 output, got output size {out.size(1)}"
+        )
+
+
+def _num_domains(domain: Tensor | None) -> int:
+    if domain is None or domain.numel() == 0:
+        return 0
+    if int(domain.min()) < 0:
+        raise ValueError("domain ids must be non-negative integers")
+    return int(domain.max()) + 1
+
+
+def _resolve_method(method: Method | None) -> Method:
+    if method is None:
+        from gs_algos.methods.robust import ERM
+
+        return ERM()
+    if not isinstance(method, Method):
+        raise TypeError(f"method must be a gs_algos Method instance, got {type(method).__name__}")
+    return method
+
+
+# --------------------------------------------------------------------------- node level
+def _node_masks(data: Any, masks: Mapping[str, Tensor] | None) -> dict[str, Tensor]:
+    n = data.num_nodes
+    if masks is None:
+        masks = {
+            k[: -len("_mask")]: v
+            for k, v in data.to_dict().items()
+            if k.endswith("_mask") and isinstance(v, Tensor)
+        }
+    out = {}
+    for k, v in masks.items():
+        v = torch.as_tensor(v)
+        if v.dtype != torch.bool or v.shape != (n,):
+            raise ValueError(
+                f"mask {k!r} must be a bool tensor of shape ({n},), got {v.dtype} {tuple(v.shape)}"
+            )
+        out[k] = v
+    return out
+
+
+def fit_node(
+    model: nn.Module,
+    data: Any,
+    method: Method | None = None,
+    config: TrainConfig | None = None,
+    *,
+    masks: Mapping[str, Tensor] | None = None,
+    domain: Tensor | None = None,
+    target_part: str | None = None,
+    num_classes: int | None = None,
+    callback: Callable[[EpochInfo], Any] | None = None,
+    checkpoint_dir: str | Path | None = None,
+    checkpoint_every: int = 1,
+    resume: bool = False,
+) -> FitResult:
+    """Train a node-level model on one graph.
+
+    Parameters
+    ----------
+    model
+        ``forward(x, edge_index) -> (embeddings, logits)`` (gs-models contract).
+    data
+        PyG ``Data`` with ``x``, ``edge_index``, ``y`` and, unless ``masks`` is given,
+        bool attributes ``<part>_mask`` (``in_train_mask``, ``in_valid_mask``, ...).
+    method
+        A :class:`~gs_algos.methods.Method` (default :class:`~gs_algos.methods.ERM`).
+    config
+        :class:`~gs_algos.config.TrainConfig` (default: structural-shifts preset).
+        ``batch_size`` set = mini-batches of training nodes with neighbourhoods sampled
+        per ``num_neighbors``; evaluation is always full batch.
+    masks
+        ``{part: bool tensor (num_nodes,)}``; overrides the ``*_mask`` attributes.
+    domain
+        Domain id per node (default ``data.domain`` if present), used by domain methods.
+    target_part
+        A part whose nodes are unlabeled target-domain items (domain adaptation).
+    num_classes
+        Expected output width (default: ``max(y) + 1``).
+    callback
+        Called after every epoch with an :class:`EpochInfo`; returning ``False`` stops.
+    checkpoint_dir, checkpoint_every, resume
+        Write ``checkpoint_dir/last.pt`` atomically every ``checkpoint_every`` epochs;
+        with ``resume=True`` an existing checkpoint is continued exactly.
+
+    Returns
+    -------
+    FitResult
+        The model holds the weights of the best epoch of the first selection track.
+    """
+    cfg = config if config is not None else TrainConfig.structural_shifts()
+    meth = _resolve_method(method)
+    parts = _node_masks(data, masks)
+    if cfg.train_part not in parts:
+        raise ValueError(
+            f"training part {cfg.train_part!r} not among the masks {sorted(parts)}"
+        )
+    train_mask = parts[cfg.train_part]
+    if int(train_mask.sum()) == 0:
+        raise ValueError(f"the training part {cfg.train_part!r} is empty (no node selected)")
+    for p in cfg.select_on:
+        if p not in parts:
+            raise ValueError(f"selection part {p!r} not among the masks {sorted(parts)}")
+        if int(parts[p].sum()) == 0:
+            raise ValueError(f"the selection part {p!r} is empty (no node selected)")
+    if domain is None:
+        domain = getattr(data, "domain", None)
+    if domain is not None:
+        domain = torch.as_tensor(domain).long()
+        if domain.shape != (data.num_nodes,):
+            raise ValueError(
+                f"domain must have one id per node ({data.num_nodes}), got shape {tuple(domain.shape)}"
+            )
+    target_idx = None
+    if target_part is not None:
+        if target_part not in parts:
+            raise ValueError(f"target part {target_part!r} not among the masks {sorted(parts)}")
+        target_idx = torch.nonzero(parts[target_part]).flatten()
+    y = data.y
+    if cfg.task == "multiclass" and num_classes is None:
+        num_classes = int(y[y >= 0].max()) + 1
+    train_idx = torch.nonzero(train_mask).flatten()
+    eval_parts = [p for p in (cfg.eval_parts or parts.keys()) if p in parts]
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(cfg.seed)
+        model.eval()
+        with torch.no_grad():
+            emb0, out0 = call_model(model, "node", data)
+        _check_outputs(out0, cfg.task, num_classes, "the labels")
+        spec = TaskSpec(
+            level="node",
+            task=cfg.task,
+            num_outputs=out0.size(1),
+            embedding_dim=emb0.size(-1),
+            num_domains=_num_domains(domain[train_idx] if domain is not None else None),
+            has_target=target_idx is not None and target_idx.numel() > 0,
+            feature_dim=data.x.size(-1) if data.x is not None else 0,
+        )
+        meth.setup(spec)
+
+        def full_batch() -> Batch:
+            return Batch(
+                level="node",
+                task=cfg.task,
+                data=data,
+                labeled=train_idx,
+                y=y[train_idx],
+                domain=domain[train_idx] if domain is not None else None,
+                target=target_idx,
+            )
+
+        def train_epoch(epoch: int, opt, gen) -> tuple[float, dict]:
+            if cfg.batch_size is None:
+                batches = [full_batch()]
+            else:
+                batches = _node_minibatches(data, train_idx, y, domain, cfg, gen)
+            total, logs_acc = 0.0, {}
+            for b in batches:
+                opt.zero_grad(set_to_none=True)
+                loss, logs = meth.training_loss(model, b, epoch)
+                loss.backward()
+                opt.step()
+                total += float(loss.detach())
+                for k, v in logs.items():
+                    logs_acc[k] = logs_acc.get(k, 0.0) + float(v) / len(batches)
+            return total / len(batches), logs_acc
+
+        def evaluate() -> dict:
+            _, out = meth.predict(model, "node", data)
+            return {
+                p: evaluate_outputs(out[parts[p]], y[parts[p]], cfg.task) for p in eval_parts
+            }
+
+        return _Loop(
+            model, meth, cfg, train_epoch, evaluate, callback, checkpoint_dir,
+            checkpoint_every, resume,
+        ).run()
+
+
+def _node_minibatches(data, train_idx, y, domain, cfg: TrainConfig, gen) -> list[Batch]:
+    from torch_geometric.data import Data
+
+    if cfg.num_neighbors is None:
+        raise ValueError("node-level mini-batches need config.num_neighbors (one entry per hop)")
+    perm = train_idx[torch.randperm(train_idx.numel(), generator=gen)]
+    out = []
+    for s in range(0, perm.numel(), cfg.batch_size):
+        seeds = perm[s : s + cfg.batch_size]
+        nodes, sub_ei, n_seeds = sample_neighbors(
+            data.edge_index, data.num_nodes, seeds, cfg.num_neighbors, gen
+        )
+        sub = Data(x=data.x[nodes], edge_index=sub_ei, num_nodes=nodes.numel())
+        lab = torch.arange(n_seeds)
+        out.append(
+            Batch(
+                level="node",
+                task=cfg.task,
+                data=sub,
+                labeled=lab,
+                y=y[seeds],
+                domain=domain[seeds] if domain is not None else None,
+            )
+        )
+    return out
+
+
+def predict_node(model: nn.Module, data: Any, method: Method | None = None):
+    """``(embeddings, outputs)`` of all nodes in eval mode, without gradients."""
+    model.eval()
+    with torch.no_grad():
+        if method is not None:
+            return method.predict(model, "node", data)
+        return call_model(model, "node", data)
+
+
+# --------------------------------------------------------------------------- graph level
+def _graph_y(graphs: Sequence[Any], part: str) -> None:
+    for g in graphs[:1]:
+        if getattr(g, "y", None) is None:
+            raise ValueError(f"graphs of part {part!r} have no label attribute y")
+
+
+def predict_graph(
+    model: nn.Module, graphs: Sequence[Any], method: Method | None = None, batch_size: int = 256
+) -> tuple[Tensor, Tensor]:
+    """``(graph_embeddings, outputs)`` for a sequence of graphs, in order, eval mode."""
+    from torch_geometric.loader import DataLoader
+
+    model.eval()
+    embs, outs = [], []
+    with torch.no_grad():
+        for b in DataLoader(list(graphs), batch_size=batch_size, shuffle=False):
+            e, o = (method.predict(model, "graph", b) if method is not None
+                    else call_model(model, "graph", b))
+            embs.append(e)
+            outs.append(o)
+    return torch.cat(embs), torch.cat(outs)
+
+
+def fit_graph(
+    model: nn.Module,
+    parts: Mapping[str, Sequence[Any]],
+    method: Method | None = None,
+    config: TrainConfig | None = None,
+    *,
+    target: Sequence[Any] | None = None,
+    num_classes: int | None = None,
+    callback: Callable[[EpochInfo], Any] | None = None,
+    checkpoint_dir: str | Path | None = None,
+    checkpoint_every: int = 1,
+    resume: bool = False,
+) -> FitResult:
+    """Train a graph-level (point-cloud) model; GeSS protocol by default.
+
+    Parameters
+    ----------
+    model
+        ``forward(x, pos, batch) -> (graph_embeddings, outputs)`` (gs-models contract).
+    parts
+        ``{part: sequence of PyG Data}``; each graph has ``x``, ``pos``, ``y`` and, for
+        domain methods, a scalar ``domain``. GeSS: ``train``, ``iid_val``, ``iid_test``,
+        ``ood_val``, ``ood_test``.
+    method, config
+        As in :func:`fit_node`; default config: :meth:`TrainConfig.gess`. Every epoch
+        evaluates ``config.eval_parts``; one selection track per ``config.select_on``
+        part (GeSS: best on ID validation and best on OOD validation, appendix E).
+    target
+        Unlabeled target graphs (O-Feature level: DANN / DeepCoral). One target batch is
+        drawn per step; with ``config.iterations_per_epoch`` an epoch is that many steps.
+    """
+    from torch_geometric.data import Batch as PygBatch
+    from torch_geometric.loader import DataLoader
+
+    cfg = config if config is not None else TrainConfig.gess()
+    meth = _resolve_method(method)
+    if cfg.train_part not in parts:
+        raise ValueError(f"training part {cfg.train_part!r} not among the parts {sorted(parts)}")
+    train = list(parts[cfg.train_part])
+    if len(train) == 0:
+        raise ValueError(f"the training part {cfg.train_part!r} is empty (no graph)")
+    _graph_y(train, cfg.train_part)
+    for p in cfg.select_on:
+        if p not in parts or len(parts[p]) == 0:
+            raise ValueError(f"selection part {p!r} missing or empty among {sorted(parts)}")
+    bs = cfg.batch_size or 256
+    eval_parts = [p for p in (cfg.eval_parts or parts.keys()) if p in parts and len(parts[p])]
+    tgt = list(target) if target is not None else None
+    if tgt is not None and len(tgt) == 0:
+        raise ValueError("target is empty; pass None when no unlabeled target data is used")
+    doms = [getattr(g, "domain", None) for g in train]
+    domain_all = (
+        torch.as_tensor([int(d) for d in doms]) if all(d is not None for d in doms) else None
+    )
+    if cfg.task == "multiclass" and num_classes is None:
+        num_classes = int(torch.cat([g.y.reshape(-1) for g in train]).max()) + 1
+    eval_y = {p: torch.cat([g.y.reshape(-1) for g in parts[p]]) for p in eval_parts}
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(cfg.seed)
+        model.eval()
+        with torch.no_grad():
+            emb0, out0 = call_model(model, "graph", PygBatch.from_data_list(train[:2]))
+        _check_outputs(out0, cfg.task, num_classes, "the training labels")
+        spec = TaskSpec(
+            level="graph",
+            task=cfg.task,
+            num_outputs=out0.size(1),
+            embedding_dim=emb0.size(-1),
+            num_domains=_num_domains(domain_all),
+            has_target=tgt is not None,
+            feature_dim=train[0].x.size(-1) if getattr(train[0], "x", None) is not None else 0,
+            pos_dim=train[0].pos.size(-1),
+        )
+        meth.setup(spec)
+
+        def make_batch(b, tb) -> Batch:
+            d = getattr(b, "domain", None)
+            return Batch(
+                level="graph",
+                task=cfg.task,
+                data=b,
+                labeled=torch.arange(b.num_graphs),
+                y=b.y.reshape(-1) if cfg.task != "multiclass" else b.y.reshape(-1).long(),
+                domain=d.reshape(-1).long() if d is not None else None,
+                target_data=tb,
+            )
+
+        def train_epoch(epoch: int, opt, gen) -> tuple[float, dict]:
+            loader = DataLoader(train, batch_size=bs, shuffle=True, generator=gen)
+            t_loader = (
+                DataLoader(tgt, batch_size=bs, shuffle=True, generator=gen) if tgt else None
+            )
+            n_steps = cfg.iterations_per_epoch or len(loader)
+            it, t_it = iter(loader), iter(t_loader) if t_loader else None
+            total, logs_acc = 0.0, {}
+            for _ in range(n_steps):
+                try:
+                    b = next(it)
+                except StopIteration:
+                    it = iter(loader)
+                    b = next(it)
+                tb = None
+                if t_it is not None:
+                    try:
+                        tb = next(t_it)
+                    except StopIteration:
+                        t_it = iter(t_loader)
+                        tb = next(t_it)
+                opt.zero_grad(set_to_none=True)
+                loss, logs = meth.training_loss(model, make_batch(b, tb), epoch)
+                loss.backward()
+                opt.step()
+                total += float(loss.detach())
+                for k, v in logs.items():
+                    logs_acc[k] = logs_acc.get(k, 0.0) + float(v) / n_steps
+            return total / n_steps, logs_acc
+
+        def evaluate() -> dict:
+            res = {}
+            for p in eval_parts:
+                _, out = predict_graph(model, parts[p], meth, bs)
+                res[p] = evaluate_outputs(out, eval_y[p], cfg.task)
+            return res
+
+        return _Loop(
+            model, meth, cfg, train_epoch, evaluate, callback, checkpoint_dir,
+            checkpoint_every, resume,
+        ).run()

@@ -1,0 +1,56 @@
+"""Training methods: OOD robustness (node and graph level) and Dirichlet training.
+
+:data:`METHODS` is an explicit name -> class table (nothing registers itself on import).
+"""
+
+from gs_algos.methods.base import Method, domain_embeddings, group_risks
+from gs_algos.methods.eerm import EERM, StructureExplorer
+from gs_algos.methods.geometric import DIR, LRIBernoulli, bernoulli_kl, split_by_score
+from gs_algos.methods.robust import (
+    DANN,
+    ERM,
+    IRM,
+    DeepCoral,
+    GradientReversal,
+    GroupDRO,
+    Mixup,
+    VREx,
+    coral_distance,
+)
+
+METHODS: dict[str, type[Method]] = {
+    "erm": ERM,
+    "irm": IRM,
+    "vrex": VREx,
+    "groupdro": GroupDRO,
+    "coral": DeepCoral,
+    "dann": DANN,
+    "mixup": Mixup,
+    "eerm": EERM,
+    "dir": DIR,
+    "lri": LRIBernoulli,
+}
+"""Method name -> class. The Bayesian loss of Dirichlet models is
+:class:`gs_algos.uncertainty.BayesianLoss`."""
+
+__all__ = [
+    "DANN",
+    "DIR",
+    "EERM",
+    "ERM",
+    "IRM",
+    "METHODS",
+    "DeepCoral",
+    "GradientReversal",
+    "GroupDRO",
+    "LRIBernoulli",
+    "Method",
+    "Mixup",
+    "StructureExplorer",
+    "VREx",
+    "bernoulli_kl",
+    "coral_distance",
+    "domain_embeddings",
+    "group_risks",
+    "split_by_score",
+]
