@@ -42,7 +42,7 @@ nox.options.error_on_missing_interpreters = True
 PACKAGES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
     "gs-splits": ("packages/gs-splits", "gs_splits", (), ("test",)),
     "gs-metrics": ("packages/gs-metrics", "gs_metrics", (), ("test", "lebed", "plot")),
-    "gs-data": ("packages/gs-data", "gs_data", ("gs-splits",), ("test",)),
+    "gs-data": ("packages/gs-data", "gs_data", ("gs-splits",), ("test", "track")),
     "gs-models": ("packages/gs-models", "gs_models", (), ("test",)),
     "gs-algos": ("packages/gs-algos", "gs_algos", ("gs-models", "gs-metrics"), ("test",)),
     "gs-bench": (

@@ -1,0 +1,171 @@
+"""Data root, downloads with checksums, atomic writes (numpy/stdlib only, no torch).
+
+Where files live
+----------------
+* ``data_root()``: ``$GS_DATA_ROOT`` if set, else ``<user cache dir>/gs-data`` (``platformdirs``,
+  i.e. ``$XDG_CACHE_HOME/gs-data`` or ``~/.cache/gs-data`` on Linux).
+* Raw files of a dataset sit under ``<root>/<relative path>`` with the same layout as the
+  project's shared folder of real datasets (``planetoid/Cora/raw/ind.cora.x``,
+  ``structural-shifts/cora-ml/data.mat``, ``acdne/acmv9.mat``, ...), so a folder prepared for one
+  machine works on any other.
+* Processed caches (fast reload, split caches) go to ``data_root()/processed``, never into a
+  ``root`` given explicitly (that folder may be read-only shared data).
+
+Nothing here downloads silently: every download is logged at INFO level with its URL and
+destination, and can be switched off with ``download=False`` (then a missing file raises
+:class:`MissingRawFileError` naming the file and where to put it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import tempfile
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = [
+    "MissingRawFileError",
+    "CorruptRawFileError",
+    "ChecksumError",
+    "ProgressCallback",
+    "data_root",
+    "processed_root",
+    "download_file",
+    "sha256_file",
+    "atomic_write",
+]
+
+logger = logging.getLogger("gs_data")
+
+#: ``callback(bytes_done, bytes_total_or_None)``; called while a download progresses.
+ProgressCallback = Callable[[int, "int | None"], None]
+
+
+class MissingRawFileError(FileNotFoundError):
+    """A raw file of a dataset is not on disk and may not (or could not) be downloaded."""
+
+
+class CorruptRawFileError(ValueError):
+    """A raw file exists but cannot be parsed (truncated, corrupted, wrong format)."""
+
+
+class ChecksumError(CorruptRawFileError):
+    """A raw file's SHA-256 differs from the published one."""
+
+
+def data_root() -> Path:
+    """The default data root: ``$GS_DATA_ROOT`` or ``<user cache dir>/gs-data``."""
+    env = os.environ.get("GS_DATA_ROOT")
+    if env:
+        return Path(env).expanduser()
+    try:
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir("gs-data", appauthor=False))
+    except ImportError:  # pragma: no cover - platformdirs is a declared dependency
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        base = Path(xdg) if xdg else Path.home() / ".cache"
+        return base / "gs-data"
+
+
+def processed_root(cache_dir: str | os.PathLike | None = None) -> Path:
+    """Folder for processed caches: ``cache_dir`` or ``data_root()/processed``."""
+    return Path(cache_dir) if cache_dir is not None else data_root() / "processed"
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    """Hex SHA-256 of a file."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "wb") -> Iterator:
+    """Open a temporary file beside ``path``; rename it onto ``path`` only on success."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode) as fh:
+            yield fh
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def download_file(
+    url: str,
+    dest: str | os.PathLike,
+    *,
+    sha256: str | None = None,
+    progress: ProgressCallback | None = None,
+    timeout: float = 60.0,
+) -> Path:
+    """Download ``url`` to ``dest`` atomically, verifying ``sha256`` when it is known.
+
+    Parameters
+    ----------
+    url : str
+        Standard public URL of the raw file.
+    dest : path
+        Final location; the download goes to a temporary file beside it first.
+    sha256 : str, optional
+        Expected hex digest; a mismatch raises :class:`ChecksumError` and nothing is kept.
+    progress : callable, optional
+        ``progress(bytes_done, bytes_total_or_None)`` after every chunk (CLIs draw a bar).
+    """
+    dest = Path(dest)
+    logger.info("downloading %s -> %s", url, dest)
+    req = urllib.request.Request(url, headers={"User-Agent": "gs-data"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - https URLs from the registry
+        total = resp.headers.get("Content-Length")
+        total_i = int(total) if total and total.isdigit() else None
+        h = hashlib.sha256()
+        done = 0
+        with atomic_write(dest) as out:
+            while True:
+                block = resp.read(1 << 16)
+                if not block:
+                    break
+                out.write(block)
+                h.update(block)
+                done += len(block)
+                if progress is not None:
+                    progress(done, total_i)
+            if sha256 is not None and h.hexdigest() != sha256:
+                raise ChecksumError(
+                    f"downloaded file from {url} has SHA-256 {h.hexdigest()}, expected {sha256}; "
+                    f"nothing was written to {dest}"
+                )
+    return dest
+
+
+def extract_zip(archive: str | os.PathLike, dest_dir: str | os.PathLike) -> None:
+    """Extract a zip archive into ``dest_dir`` (through a temporary folder, then moved)."""
+    import zipfile
+
+    dest_dir = Path(dest_dir)
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest_dir) as tmp:
+        try:
+            with zipfile.ZipFile(archive) as zf:
+                zf.extractall(tmp)
+        except zipfile.BadZipFile as exc:
+            raise CorruptRawFileError(f"{archive}: not a valid zip archive ({exc})") from exc
+        for item in Path(tmp).iterdir():
+            target = dest_dir / item.name
+            if target.exists():
+                if target.is_dir():
+                    shutil.rmtree(target)
+                else:
+                    target.unlink()
+            shutil.move(str(item), target)

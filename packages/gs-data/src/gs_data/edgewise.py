@@ -1,0 +1,171 @@
+"""Splits of the edgewise-calibration paper (Hsu, Shen, Cremers; Appendix C.2).
+
+The paper splits the nodes 15 % observed / 85 % unobserved, cuts the observed set into three
+folds (two train, one validates: 10 % / 5 %), and repeats this for 5 random splits. The authors'
+files (``<name>_split_<i>.npz``) hold ``test_indices`` and ``k_fold_indices`` (3 folds). Reading
+the published Cora/CiteSeer files shows the exact rule, which :func:`generate_edgewise_splits`
+follows: **per class** ``c`` with ``n_c`` labelled nodes, ``floor(0.15 n_c)`` observed nodes and
+``floor(0.85 (n_c - floor(0.15 n_c)))`` test nodes are drawn at random; the remaining ~13 % of the
+nodes are in neither set; the observed nodes are dealt into 3 class-stratified folds (per-class
+fold sizes differ by at most one). On Cora this gives 402 observed (3 x 134) and 1,957 test nodes,
+on CiteSeer 497 (166/166/165) and 2,402, exactly the published files' sizes (CiteSeer with PyG's
+labels, i.e. the 15 label-less nodes counted in class 0: ``gs_data.load(..., missing_label=0)``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch_geometric.data import Data
+
+from gs_data._io import CorruptRawFileError, MissingRawFileError, atomic_write
+
+__all__ = [
+    "EdgewiseSplit",
+    "load_edgewise_splits",
+    "generate_edgewise_splits",
+    "save_edgewise_split",
+    "edgewise_masks",
+]
+
+_FILE_STEMS = {"cora": ("Cora", "cora"), "citeseer": ("Citeseer", "citeseer"), "pubmed": ("Pubmed", "pubmed")}
+
+
+@dataclass(frozen=True)
+class EdgewiseSplit:
+    """One edgewise-calibration split: ``test_indices`` (85 % side) and 3 observed folds."""
+
+    test_indices: np.ndarray
+    k_fold_indices: tuple[np.ndarray, ...]
+
+    def fold(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(train, valid)`` node indices when fold ``k`` validates and the others train."""
+        if not 0 <= k < len(self.k_fold_indices):
+            raise ValueError(f"fold k={k} out of range [0, {len(self.k_fold_indices)})")
+        train = np.concatenate([f for i, f in enumerate(self.k_fold_indices) if i != k])
+        return train, self.k_fold_indices[k]
+
+
+def _dataset_key(name: str) -> str:
+    key = name.strip().lower().replace("planetoid-", "")
+    if key not in _FILE_STEMS:
+        raise ValueError(f"edgewise splits exist for {sorted(_FILE_STEMS)}, got {name!r}")
+    return key
+
+
+def _read_split(path: Path) -> EdgewiseSplit:
+    try:
+        with np.load(path, allow_pickle=True) as z:  # folds of unequal size are stored as objects
+            if "test_indices" not in z.files or "k_fold_indices" not in z.files:
+                raise CorruptRawFileError(f"{path}: expected arrays 'test_indices' and 'k_fold_indices', found {z.files}")
+            test = np.asarray(z["test_indices"], dtype=np.int64)
+            folds = tuple(np.asarray(f, dtype=np.int64) for f in z["k_fold_indices"])
+    except CorruptRawFileError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise CorruptRawFileError(f"{path}: cannot read this edgewise split file ({type(exc).__name__}: {exc})") from exc
+    return EdgewiseSplit(test, folds)
+
+
+def load_edgewise_splits(name: str, root: str | os.PathLike, *, num_splits: int = 5) -> list[EdgewiseSplit]:
+    """Read the paper's splits ``<root>/edgewise-splits/<Name>/<name>_split_<i>.npz``.
+
+    Parameters
+    ----------
+    name : ``"cora"``, ``"citeseer"`` or ``"pubmed"`` (``"planetoid-"`` prefix accepted)
+    root : folder holding ``edgewise-splits/`` (e.g. the project's shared data folder)
+    """
+    key = _dataset_key(name)
+    folder, stem = _FILE_STEMS[key]
+    out = []
+    for i in range(num_splits):
+        p = Path(root) / "edgewise-splits" / folder / f"{stem}_split_{i}.npz"
+        if not p.exists():
+            raise MissingRawFileError(
+                f"edgewise split file not found: {p}. Place the edgewise-calibration authors' "
+                f"{stem}_split_{i}.npz there, or generate new splits with generate_edgewise_splits()."
+            )
+        out.append(_read_split(p))
+    return out
+
+
+def generate_edgewise_splits(
+    y: np.ndarray | torch.Tensor,
+    *,
+    num_splits: int = 5,
+    observed: float = 0.15,
+    test: float = 0.85,
+    num_folds: int = 3,
+    seed: int | np.random.Generator = 0,
+) -> list[EdgewiseSplit]:
+    """Generate new splits in the paper's format (rule in the module docstring).
+
+    Parameters
+    ----------
+    y : (N,) int labels; nodes with ``y < 0`` are never selected.
+    observed, test : per-class fractions (paper: 15 % observed, 85 % of the rest to test).
+    num_folds : folds of the observed set (paper: 3).
+    seed : int or numpy.random.Generator.
+    """
+    y = y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else np.asarray(y)
+    if y.ndim != 1 or y.dtype.kind not in "iu":
+        raise TypeError(f"y must be a 1-D integer array of labels, got shape {y.shape} dtype {y.dtype}")
+    if not (0 < observed < 1 and 0 < test <= 1):
+        raise ValueError(f"observed must be in (0, 1) and test in (0, 1], got {observed}, {test}")
+    if num_folds < 2:
+        raise ValueError(f"num_folds must be >= 2, got {num_folds}")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    classes = np.unique(y[y >= 0])
+    splits = []
+    for _ in range(num_splits):
+        test_parts, folds = [], [[] for _ in range(num_folds)]
+        offset = 0
+        for c in classes:
+            nodes = rng.permutation(np.flatnonzero(y == c))
+            n_obs = int(np.floor(observed * nodes.size))
+            n_test = int(np.floor(test * (nodes.size - n_obs)))
+            obs, rest = nodes[:n_obs], nodes[n_obs:]
+            test_parts.append(rest[:n_test])
+            for j, v in enumerate(obs):  # round-robin, rotated per class so fold sizes balance
+                folds[(j + offset) % num_folds].append(v)
+            offset = (offset + n_obs) % num_folds
+        t = np.concatenate(test_parts)
+        splits.append(
+            EdgewiseSplit(rng.permutation(t), tuple(rng.permutation(np.asarray(f, dtype=np.int64)) for f in folds))
+        )
+    return splits
+
+
+def save_edgewise_split(split: EdgewiseSplit, path: str | os.PathLike) -> Path:
+    """Write a split in the paper's ``.npz`` format (atomically)."""
+    path = Path(path)
+    sizes = {f.size for f in split.k_fold_indices}
+    if len(sizes) == 1:
+        folds = np.stack(split.k_fold_indices)
+    else:
+        folds = np.empty(len(split.k_fold_indices), dtype=object)
+        for i, f in enumerate(split.k_fold_indices):
+            folds[i] = f
+    with atomic_write(path) as fh:
+        np.savez(fh, test_indices=split.test_indices, k_fold_indices=folds)
+    return path
+
+
+def edgewise_masks(data: Data, split: EdgewiseSplit, fold: int) -> Data:
+    """A shallow copy of ``data`` with ``train_mask``, ``val_mask``, ``test_mask`` for ``fold``."""
+    import copy
+
+    n = int(data.num_nodes)
+    train, valid = split.fold(fold)
+    out = copy.copy(data)
+    for name, idx in (("train_mask", train), ("val_mask", valid), ("test_mask", split.test_indices)):
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise ValueError(f"split index outside [0, {n}) for {name}: the split belongs to another graph")
+        m = torch.zeros(n, dtype=torch.bool)
+        m[torch.from_numpy(idx)] = True
+        out[name] = m
+    return out

@@ -1,0 +1,126 @@
+"""Missing, truncated, corrupted raw files; downloads; proof that tests have no network."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import socket
+import threading
+from functools import partial
+from http.server import HTTPServer, SimpleHTTPRequestHandler
+
+import pytest
+
+import gs_data
+from gs_data._io import ChecksumError, CorruptRawFileError, MissingRawFileError, download_file
+
+
+def test_socket_connection_to_the_internet_is_refused():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        with pytest.raises(RuntimeError, match="network access is not allowed"):
+            s.connect(("93.184.216.34", 80))
+    finally:
+        s.close()
+
+
+def test_a_download_attempt_during_tests_is_refused(tmp_path, monkeypatch):
+    # planetoid-cora has a standard URL: with an empty root, load() tries to download it. Name
+    # resolution is faked to a public address (machines without DNS would stop earlier), so
+    # the attempt reaches socket.connect, which the test-suite guard refuses.
+    public = [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", 443))]
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: public)
+    with pytest.raises(RuntimeError, match="network access is not allowed"):
+        gs_data.load("planetoid-cora", root=tmp_path / "empty")
+    with pytest.raises(RuntimeError, match="network access is not allowed"):
+        download_file("http://93.184.216.34/ind.cora.x", tmp_path / "x")
+    assert not any(p.is_file() and p.suffix != ".tmp" for p in (tmp_path / "empty").rglob("*"))
+
+
+def test_missing_file_names_file_and_place(tmp_path):
+    with pytest.raises(MissingRawFileError) as err:
+        gs_data.load("cora-ml", root=tmp_path)
+    msg = str(err.value)
+    assert str(tmp_path / "structural-shifts" / "cora-ml" / "data.mat") in msg
+    assert "Place the file at exactly this path" in msg
+    with pytest.raises(MissingRawFileError, match=r"acdne/acmv9\.mat.*download=False"):
+        gs_data.load("acmv9", root=tmp_path, download=False)
+
+
+def _copy_fixture(fixtures_root, tmp_path, rel):
+    dst = tmp_path / "root"
+    shutil.copytree(fixtures_root / rel.split("/")[0], dst / rel.split("/")[0])
+    return dst, dst / rel
+
+
+@pytest.mark.parametrize(
+    "name, rel",
+    [
+        ("pubmed", "structural-shifts/pubmed/data.mat"),
+        ("planetoid-pubmed", "planetoid/PubMed/raw/ind.pubmed.graph"),
+        ("planetoid-pubmed", "planetoid/PubMed/raw/ind.pubmed.allx"),
+        ("shchur-amazon-photo", "shchur/amazon_electronics_photo.npz"),
+        ("ogbn-arxiv", "ogb/arxiv/raw/edge.csv.gz"),
+        ("ogbn-arxiv", "ogb/arxiv/raw/node-feat.csv.gz"),
+        ("dblpv8", "udagcn/dblpv8/raw/dblp_docs.txt"),
+    ],
+)
+@pytest.mark.parametrize("damage", ["truncate", "garbage"])
+def test_corrupted_or_truncated_file_raises_naming_it(fixtures_root, tmp_path, name, rel, damage):
+    root, target = _copy_fixture(fixtures_root, tmp_path, rel)
+    raw = target.read_bytes()
+    if damage == "truncate":
+        target.write_bytes(raw[: max(1, len(raw) // 3)])
+    else:
+        target.write_bytes(b"\x00garbage,\x01\x02" * 7)
+    with pytest.raises(CorruptRawFileError) as err:
+        gs_data.load(name, root=root, download=False, use_cache=False)
+    assert str(target) in str(err.value)
+
+
+def test_edgelist_pointing_outside_the_graph(fixtures_root, tmp_path):
+    root, target = _copy_fixture(fixtures_root, tmp_path, "udagcn/dblpv8/raw/dblp_edgelist.txt")
+    target.write_text(target.read_text() + "0,99\n")
+    with pytest.raises(CorruptRawFileError, match="dblp_edgelist.txt.*outside"):
+        gs_data.load("dblpv8", root=root, download=False, use_cache=False)
+
+
+def test_checksum_mismatch_names_file(shared_datasets, tmp_path):
+    root = tmp_path / "root"
+    (root / "structural-shifts" / "cora-ml").mkdir(parents=True)
+    bad = root / "structural-shifts" / "cora-ml" / "data.mat"
+    shutil.copy(shared_datasets / "structural-shifts" / "citeseer" / "data.mat", bad)  # wrong file
+    with pytest.raises(ChecksumError, match=str(bad)):
+        gs_data.load("cora-ml", root=root, download=False, verify_checksums=True)
+
+
+@pytest.fixture()
+def local_server(tmp_path):
+    """An HTTP server on the loopback interface (allowed by the network guard)."""
+    served = tmp_path / "served"
+    served.mkdir()
+    handler = partial(SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *a, **k: None
+    httpd = HTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield served, f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_download_progress_and_checksum(local_server, tmp_path):
+    served, url = local_server
+    payload = bytes(range(256)) * 1000
+    (served / "file.bin").write_bytes(payload)
+    calls = []
+    dest = download_file(
+        f"{url}/file.bin", tmp_path / "out" / "file.bin",
+        sha256=hashlib.sha256(payload).hexdigest(), progress=lambda done, total: calls.append((done, total)),
+    )
+    assert dest.read_bytes() == payload
+    assert calls[-1] == (len(payload), len(payload)) and len(calls) >= 2
+    with pytest.raises(ChecksumError, match="expected 0000"):
+        download_file(f"{url}/file.bin", tmp_path / "out" / "other.bin", sha256="0" * 64)
+    assert not (tmp_path / "out" / "other.bin").exists()
+    assert not list((tmp_path / "out").glob("*.tmp"))
