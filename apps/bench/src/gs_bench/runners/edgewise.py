@@ -20,18 +20,14 @@ import numpy as np
 
 from gs_bench.published import published
 from gs_bench.report import Figure, Table, fmt_mean_std, group_records, mean_std
-from gs_bench.runners.structural import _root, dataset_fingerprint
+from gs_bench.runners.structural import _root, dataset_fingerprints, require_axes
 from gs_bench.suites import SuiteConfig, SuiteConfigError
 
 MODELS = {"gcn": "edgewise-gcn", "gat": "edgewise-gat"}
 
 
 def validate(config: SuiteConfig) -> dict[str, str]:
-    import gs_data
-
-    for axis in ("dataset", "model", "split", "fold"):
-        if axis not in config.grid:
-            raise SuiteConfigError(f"{config.source}: the edgewise suite needs a grid axis {axis!r}")
+    require_axes(config, "edgewise", ("dataset", "model", "split", "fold"))
     for m in config.grid["model"]:
         if m not in MODELS:
             raise SuiteConfigError(
@@ -41,13 +37,7 @@ def validate(config: SuiteConfig) -> dict[str, str]:
     for f in config.grid["fold"]:
         if f not in (0, 1, 2):
             raise SuiteConfigError(f"fold must be 0, 1 or 2, got {f!r}")
-    known = set(gs_data.available_datasets())
-    fps = {}
-    for name in config.grid["dataset"]:
-        if name.lower() not in known:
-            raise SuiteConfigError(f"unknown dataset {name!r}; accepted: {', '.join(sorted(known))}")
-        fps[name] = dataset_fingerprint(name, config.settings.get("root"))
-    return fps
+    return dataset_fingerprints(config)
 
 
 def _split_masks(data, name: str, split: int, fold: int, root: str | None):

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from gs_bench.report import Figure, Table, fmt_mean_std, group_records
-from gs_bench.runners.structural import _root, dataset_fingerprint
+from gs_bench.runners.structural import _root, dataset_fingerprints, require_axes
 from gs_bench.suites import SuiteConfig, SuiteConfigError
 
 SHIFTS = ("feature",)
@@ -28,11 +28,7 @@ ORIENT = {"lebed": 1, "conf": -1, "entropy": 1, "atc_mc": 1, "atc_ne": 1, "thr_0
 
 
 def validate(config: SuiteConfig) -> dict[str, str]:
-    import gs_data
-
-    for axis in ("dataset", "shift", "model"):
-        if axis not in config.grid:
-            raise SuiteConfigError(f"{config.source}: the lebed suite needs a grid axis {axis!r}")
+    require_axes(config, "lebed", ("dataset", "shift", "model"))
     for s in config.grid["shift"]:
         if s not in SHIFTS:
             raise SuiteConfigError(
@@ -42,13 +38,7 @@ def validate(config: SuiteConfig) -> dict[str, str]:
     for m in config.grid["model"]:
         if m not in MODELS:
             raise SuiteConfigError(f"unknown model {m!r}; accepted: {', '.join(MODELS)}")
-    known = set(gs_data.available_datasets())
-    fps = {}
-    for name in config.grid["dataset"]:
-        if name.lower() not in known:
-            raise SuiteConfigError(f"unknown dataset {name!r}; accepted: {', '.join(sorted(known))}")
-        fps[name] = dataset_fingerprint(name, config.settings.get("root"))
-    return fps
+    return dataset_fingerprints(config)
 
 
 def _train_val_masks(n: int, seed: int):

@@ -59,13 +59,9 @@ def _canonical_method(name: str) -> str:
 
 def validate(config: SuiteConfig) -> dict[str, str]:
     """Check datasets, strategies, ratios and methods before any job starts."""
-    import gs_data
     from gs_splits.split import PAPER_SIZES
 
-    known = set(gs_data.available_datasets())
-    for axis in ("dataset", "strategy", "ratio", "method"):
-        if axis not in config.grid:
-            raise SuiteConfigError(f"{config.source}: the structural-shifts suite needs a grid axis {axis!r}")
+    require_axes(config, "structural-shifts", ("dataset", "strategy", "ratio", "method"))
     for s in config.grid["strategy"]:
         if s not in STRATEGIES:
             raise SuiteConfigError(f"unknown strategy {s!r}; accepted: {', '.join(STRATEGIES)}")
@@ -77,12 +73,25 @@ def validate(config: SuiteConfig) -> dict[str, str]:
             raise SuiteConfigError(
                 f"unknown method {m!r} for structural-shifts; accepted: {', '.join(sorted([*METHODS, *ALIASES]))}"
             )
+    return dataset_fingerprints(config)
+
+
+def require_axes(config: SuiteConfig, suite: str, axes: tuple[str, ...]) -> None:
+    """Raise :class:`SuiteConfigError` unless the grid has every axis in ``axes``."""
+    for axis in axes:
+        if axis not in config.grid:
+            raise SuiteConfigError(f"{config.source}: the {suite} suite needs a grid axis {axis!r}")
+
+
+def dataset_fingerprints(config: SuiteConfig) -> dict[str, str]:
+    """Check the grid's node-classification datasets exist and fingerprint their raw files."""
+    import gs_data
+
+    known = set(gs_data.available_datasets())
     fingerprints: dict[str, str] = {}
     for name in config.grid["dataset"]:
         if name.lower() not in known:
-            raise SuiteConfigError(
-                f"unknown dataset {name!r}; accepted: {', '.join(sorted(known))}"
-            )
+            raise SuiteConfigError(f"unknown dataset {name!r}; accepted: {', '.join(sorted(known))}")
         fingerprints[name] = dataset_fingerprint(name, config.settings.get("root"))
     return fingerprints
 
