@@ -346,17 +346,25 @@ def figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Figure]
     if not groups:
         return []
     keys = sorted(groups)
-    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(keys)), 3.6))
+    datasets = sorted({k[0] for k in keys})
+    fig, ax = plt.subplots(figsize=(max(6, 1.0 * len(keys)), 3.8))
     xs = np.arange(len(keys))
     id_m = [mean_std(r["metrics"]["id_acc"] for r in groups[k])[0] * 100 for k in keys]
     ood_m = [mean_std(r["metrics"]["ood_acc"] for r in groups[k])[0] * 100 for k in keys]
     ax.bar(xs - 0.2, id_m, 0.4, label="ID test", color="tab:blue")
     ax.bar(xs + 0.2, ood_m, 0.4, label="OOD test", color="tab:red")
     ax.set_xticks(xs)
-    ax.set_xticklabels([f"{d}\n{s}\n{m}" for d, s, m in keys], fontsize=7)
+    if len(datasets) == 1:
+        ax.set_xticklabels([f"{s}\n{m.upper()}" for _, s, m in keys], fontsize=8)
+    else:
+        ax.set_xticklabels([f"{d}\n{s}\n{m.upper()}" for d, s, m in keys], fontsize=7)
     ax.set_ylabel("accuracy (%)")
-    ax.set_title("Structural shifts: ID vs OOD accuracy")
-    ax.legend()
+    ax.set_ylim(0, 100)
+    title = "Structural shifts: ID vs OOD test accuracy"
+    if len(datasets) == 1:
+        title += f" on {datasets[0]}" + (" (synthetic)" if "synthetic" in datasets[0] else "")
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
     fig.tight_layout()
     path = report_dir / "structural_id_ood_accuracy.png"
     fig.savefig(path, dpi=120)
