@@ -78,12 +78,14 @@ def _dataset(name: str, settings: dict[str, Any], level: str):
 
         return load_molecular_fidelity(info_level=info)
     if name.startswith("moleculeace-"):
+        import gs_data
         from gs_data.molecules.moleculeace import load_moleculeace_ood
 
         targets = settings.get("targets")
+        cache_dir = settings.get("cache_dir") or str(gs_data.data_root() / "conformers")
         return load_moleculeace_ood(
             name.split("-", 1)[1], info_level=info, targets=targets,
-            cache_dir=settings.get("cache_dir"), n_workers=int(settings.get("conformer_workers", 1)),
+            cache_dir=cache_dir, n_workers=int(settings.get("conformer_workers", 1)),
         )
     raise SuiteConfigError(f"dataset {name!r} is not wired into the gess runner yet")
 
@@ -114,16 +116,15 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     ds = _dataset(name, settings, level)
     _, codes = np.unique(np.asarray(ds.domain).astype(str), return_inverse=True)
     parts = _parts(ds, codes)
-    if task == "binary":
-        for gs in parts.values():
-            for g in gs:
-                g.y = g.y.reshape(-1).long()
+    for gs in parts.values():  # one label per graph: (1,) float (BCE logit target / regression)
+        for g in gs:
+            g.y = g.y.reshape(-1).float()
     cfg = TrainConfig.gess(level=level, seed=seed, task=task, metric=metric,
                            max_epochs=int(settings.get("max_epochs", 100)),
                            batch_size=int(settings.get("batch_size", 256)))
     if cfg.iterations_per_epoch is not None and "iterations_per_epoch" in settings:
         cfg = cfg.replace(iterations_per_epoch=int(settings["iterations_per_epoch"]))
-    out_dim = 1 if task == "regression" else 2
+    out_dim = 1  # binary: one logit (gs-algos' BCE); regression: one value
     k = {"molecular-fidelity": 10}.get(name, 3 if name.startswith("moleculeace") else 5)  # GeSS kNN k
     model = seeded(
         lambda: build_model(BACKBONES[params["backbone"]], int(ds.num_atom_types), out_dim, categorical=True, k=k),
