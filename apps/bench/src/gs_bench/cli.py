@@ -53,7 +53,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "report with the split statistics and the metrics to --out.",
     )
     demo.add_argument("--out", type=Path, default=Path("demo-output"), help="output folder (default: demo-output)")
-    demo.add_argument("--seed", type=int, default=0, help="seed for splits and training (default: 0)")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the three demo splits written to OUT/splits (the suites use their own seeds; default: 0)")
     demo.add_argument("--no-train", action="store_true", help="only make and describe the splits")
     demo.add_argument("--workers", type=int, default=2, metavar="N", help="parallel jobs (default: 2)")
 
