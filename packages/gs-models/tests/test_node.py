@@ -192,3 +192,51 @@ def test_loader_bad_input():
         neighbor_loader(data, [0], batch_size=4, force_torch=True)
     with pytest.raises(ValueError, match="batch_size"):
         neighbor_loader(data, [2], batch_size=0, force_torch=True)
+
+
+def _bag_of_words(n: int, f: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return (torch.rand(n, f, generator=g) < 0.02).float()
+
+
+@pytest.mark.parametrize("name", ["structural-shifts-base", "structural-shifts-mod", "gcn", "mlp"])
+def test_fast_path_equals_plain_pyg_path(name):
+    """Sparse-CSR features and the precomputed GCN adjacency give the same function and
+    the same gradients as PyG's edge_index path (self-loops and duplicate edges included)."""
+    n, f = 300, 400
+    x = _bag_of_words(n, f, 0)
+    g = torch.Generator().manual_seed(1)
+    ei = torch.randint(0, n, (2, 1500), generator=g)
+    ei = torch.cat([ei, ei.flip(0), torch.tensor([[3, 5, 5], [3, 5, 7]])], 1)  # loops, duplicate
+    torch.manual_seed(0)
+    model = build_model(name, f, 4)
+    outs = {}
+    for fast in (True, False):
+        model.fast_path = fast
+        model.zero_grad()
+        model.eval()
+        emb, logits = model(x, ei)
+        logits.square().sum().backward()
+        grads = [p.grad.clone() for p in model.parameters() if p.grad is not None]
+        outs[fast] = (emb.detach(), logits.detach(), grads)
+    assert model._x_cache is not None  # the fast path was taken for features
+    torch.testing.assert_close(outs[True][0], outs[False][0], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(outs[True][1], outs[False][1], rtol=1e-5, atol=1e-5)
+    assert len(outs[True][2]) == len(outs[False][2])
+    for a, b in zip(outs[True][2], outs[False][2], strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+
+
+def test_fast_path_caches_follow_in_place_changes():
+    n, f = 200, 400
+    x = _bag_of_words(n, f, 2)
+    ei = torch.randint(0, n, (2, 600), generator=torch.Generator().manual_seed(3))
+    torch.manual_seed(0)
+    model = build_model("gcn", f, 3).eval()
+    before = model(x, ei)[1]
+    x[0, :5] = 1.0  # in place: the cached CSR copy must be rebuilt
+    ei[1, 0] = (ei[1, 0] + 1) % n
+    after = model(x, ei)[1]
+    model.fast_path = False
+    torch.testing.assert_close(after, model(x, ei)[1], rtol=1e-5, atol=1e-5)
+    assert not torch.allclose(before, after)
