@@ -1,6 +1,9 @@
 """Runner of the ``lebed`` suite (LeBed paper, section 3, tables 2-4, figure 5).
 
-One job = (dataset, shift, model, seed). The model (LeBed preset: 2-layer encoder, hidden 256,
+One job = (dataset, shift, model, seed). Shifts: ``feature`` (EERM-style environments of any
+graph, 320 test graphs) and ``domain`` (the dataset names the source domain of an ACM / DBLP /
+Citation group; 3 domains x 4 perturbations x 30 = 360 test graphs). The temporal shift
+(OGB-arxiv) has a generator in gs-data but no runner yet. The model (LeBed preset: 2-layer encoder, hidden 256,
 output 32, linear classifier) is trained on the training graph of the shift (early stopping on
 its validation graph's accuracy), its initial parameters are kept, and on every unlabeled test
 graph we compute the true test error and eight label-free scores: LeBed (eq. 4-8) and the
@@ -18,10 +21,21 @@ from typing import Any
 import numpy as np
 
 from gs_bench.report import Figure, Table, fmt_mean_std, group_records
-from gs_bench.runners.structural import _root, dataset_fingerprints, require_axes
+from gs_bench.runners.structural import (
+    _root,
+    dataset_fingerprint,
+    dataset_fingerprints,
+    require_axes,
+)
 from gs_bench.suites import SuiteConfig, SuiteConfigError
 
-SHIFTS = ("feature",)
+SHIFTS = ("feature", "domain")
+#: domain-shift groups (LeBed Table 1: ACM / DBLP / Citation with one feature space); the
+#: dataset axis names the source (training) domain, the others are test domains too
+DOMAIN_GROUPS = (
+    ("acmv9", "citationv1", "dblpv7"),  # ACDNE versions (real files in ../shared/datasets)
+    ("udagcn-acmv9", "udagcn-citationv2", "udagcn-dblpv8"),  # the versions LeBed names
+)
 MODELS = ("gcn", "sage", "gat", "gin", "mlp")
 ESTIMATORS = ("lebed", "conf", "entropy", "atc_mc", "atc_ne", "thr_0.7", "thr_0.8", "thr_0.9")
 ORIENT = {"lebed": 1, "conf": -1, "entropy": 1, "atc_mc": 1, "atc_ne": 1, "thr_0.7": 1, "thr_0.8": 1, "thr_0.9": 1}
@@ -33,12 +47,45 @@ def validate(config: SuiteConfig) -> dict[str, str]:
         if s not in SHIFTS:
             raise SuiteConfigError(
                 f"shift {s!r} is not wired into the lebed runner; accepted: {', '.join(SHIFTS)} "
-                "(gs_data.lebed_domain_shift / lebed_temporal_shift generate the other test-graph sets)"
+                "(gs_data.lebed_temporal_shift generates the OGB-arxiv temporal set)"
             )
     for m in config.grid["model"]:
         if m not in MODELS:
             raise SuiteConfigError(f"unknown model {m!r}; accepted: {', '.join(MODELS)}")
-    return dataset_fingerprints(config)
+    fingerprints = dataset_fingerprints(config)
+    if "feature" in config.grid["shift"] and "domain" not in config.grid["shift"]:
+        grouped = [d for d in config.grid["dataset"] if _domain_group(d) is not None]
+        if grouped:
+            raise SuiteConfigError(
+                f"dataset(s) {', '.join(grouped)} belong to a domain-shift group and run only with "
+                "shift = \"domain\"; the feature shift takes the other datasets"
+            )
+    if "domain" in config.grid["shift"]:
+        sources = [d for d in config.grid["dataset"] if _domain_group(d) is not None]
+        if not sources:
+            raise SuiteConfigError(
+                "the domain shift needs a source domain in the dataset axis; accepted: "
+                + ", ".join(d for g in DOMAIN_GROUPS for d in g)
+            )
+        for d in sources:  # the sibling domains are test graphs: they must exist too
+            for sib in _domain_group(d):
+                fp = dataset_fingerprint(sib, config.settings.get("root"))
+                fingerprints[d] = fingerprints[d] + ":" + fp if sib != d else fingerprints[d]
+    return fingerprints
+
+
+def _domain_group(name: str) -> tuple[str, ...] | None:
+    for group in DOMAIN_GROUPS:
+        if name.lower() in group:
+            return group
+    return None
+
+
+def applicable(params: dict[str, Any]) -> bool:
+    """The grid points that are LeBed settings: the domain shift from a dataset of a domain
+    group (Table 3), the feature shift on the other datasets (Table 2)."""
+    in_group = _domain_group(str(params["dataset"])) is not None
+    return in_group if params.get("shift", "feature") == "domain" else not in_group
 
 
 def _train_val_masks(n: int, seed: int):
@@ -61,7 +108,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
 
     import gs_data
     from gs_algos import TrainConfig, fit_node, predict_node, seeded
-    from gs_data.lebed import FeatureShiftConfig
+    from gs_data.lebed import DomainShiftConfig, FeatureShiftConfig
     from gs_metrics import (
         atc_score,
         conf_score,
@@ -74,17 +121,28 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     from gs_models import build_model
 
     params, settings, seed = job["params"], job["settings"], int(job["seed"])
-    data = gs_data.load(params["dataset"], root=_root(settings.get("root")))
-    fcfg = FeatureShiftConfig(
-        noise_levels=int(settings.get("noise_levels", 20)),
-        mask_levels=int(settings.get("mask_levels", 20)),
-    )
-    graphs = gs_data.lebed_feature_shift(data, fcfg, seed=0)
-    train_g, valid_g = graphs.train, graphs.valid
+    root = _root(settings.get("root"))
+    if params.get("shift", "feature") == "domain":
+        group = _domain_group(params["dataset"])
+        domains = {name: gs_data.load(name, root=root) for name in group}
+        dcfg = DomainShiftConfig(graphs_per_perturbation=int(settings.get("domain_graphs", 30)))
+        graphs = gs_data.lebed_domain_shift(domains, params["dataset"].lower(), dcfg, seed=0)
+        train_g = valid_g = graphs.train
+        # one source graph: train_fraction of its nodes train, the rest validate (UDAGCN)
+        tr, va = train_g.train_mask, train_g.val_mask
+    else:
+        data = gs_data.load(params["dataset"], root=root)
+        fcfg = FeatureShiftConfig(
+            noise_levels=int(settings.get("noise_levels", 20)),
+            mask_levels=int(settings.get("mask_levels", 20)),
+        )
+        graphs = gs_data.lebed_feature_shift(data, fcfg, seed=0)
+        train_g, valid_g = graphs.train, graphs.valid
+        tr, va = _train_val_masks(train_g.num_nodes, seed)
+    val_nodes = va.numpy() if valid_g is train_g else np.ones(valid_g.num_nodes, dtype=bool)
     num_classes = int(train_g.y.max()) + 1
     model = seeded(lambda: build_model(f"lebed-{params['model']}", train_g.num_features, num_classes), seed)
     init_state = copy.deepcopy(model.state_dict())
-    tr, va = _train_val_masks(train_g.num_nodes, seed)
     cfg = TrainConfig.edgewise(
         seed=seed,
         max_epochs=int(settings.get("max_epochs", 200)),
@@ -96,8 +154,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         _, logits = predict_node(model, g)
         return torch.softmax(logits.double(), -1).numpy()
 
-    pv = probs_of(valid_g)
-    yv = valid_g.y.numpy()
+    pv = probs_of(valid_g)[val_nodes]
+    yv = valid_g.y.numpy()[val_nodes]
     thr_mc = fit_atc_threshold(pv, yv, "mc")
     thr_ne = fit_atc_threshold(pv, yv, "ne")
     lcfg = LeBedConfig(
@@ -110,17 +168,22 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     for i in range(len(graphs)):
         g = graphs[i]
         p = probs_of(g)
-        errors.append(float((p.argmax(-1) != g.y.numpy()).mean()))
+        mask = getattr(g, "eval_mask", None)
+        if mask is not None:  # score only the nodes the shift evaluates (all nodes here)
+            p_eval, y_eval = p[mask.numpy()], g.y.numpy()[mask.numpy()]
+        else:
+            p_eval, y_eval = p, g.y.numpy()
+        errors.append(float((p_eval.argmax(-1) != y_eval).mean()))
         res = lebed_score(model, init_state, g.x, g.edge_index, config=lcfg, seed=i)
         scores["lebed"].append(res.score)
         stops.append(res.stop_step)
         early.append(res.stopped_early)
-        scores["conf"].append(conf_score(p))
-        scores["entropy"].append(entropy_score(p))
-        scores["atc_mc"].append(atc_score(p, thr_mc, "mc"))
-        scores["atc_ne"].append(atc_score(p, thr_ne, "ne"))
+        scores["conf"].append(conf_score(p_eval))
+        scores["entropy"].append(entropy_score(p_eval))
+        scores["atc_mc"].append(atc_score(p_eval, thr_mc, "mc"))
+        scores["atc_ne"].append(atc_score(p_eval, thr_ne, "ne"))
         for tau in (0.7, 0.8, 0.9):
-            scores[f"thr_{tau}"].append(threshold_score(p, tau))
+            scores[f"thr_{tau}"].append(threshold_score(p_eval, tau))
     out: dict[str, Any] = {"num_test_graphs": len(errors), "errors": errors, "scores": scores,
                            "lebed_stop_steps": stops, "lebed_stopped_early": float(np.mean(early)),
                            "perturbations": [m.get("perturbation") for m in meta]}
