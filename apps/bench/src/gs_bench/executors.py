@@ -7,6 +7,7 @@ gives the same record whichever executor ran it (CPU runs are deterministic give
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import os
 import platform
@@ -85,6 +86,11 @@ def run_one(runner: str, job: dict[str, Any], log_path: str | None = None) -> di
         root.addHandler(handler)
         root.setLevel(logging.INFO)
     start = time.perf_counter()
+    jlog = logging.getLogger(__name__)
+    jlog.info(
+        "job %s (%s): %s, seed %s", job.get("key"), job.get("suite"),
+        json.dumps(job.get("params"), sort_keys=True), job.get("seed"),
+    )
     try:
         try:
             import torch
@@ -98,6 +104,7 @@ def run_one(runner: str, job: dict[str, Any], log_path: str | None = None) -> di
         logging.getLogger(__name__).exception("job %s failed", job.get("key"))
         metrics, status, error = {}, "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
     finally:
+        jlog.info("job %s finished in %.1f s", job.get("key"), time.perf_counter() - start)
         if handler is not None:
             root.removeHandler(handler)
             handler.close()

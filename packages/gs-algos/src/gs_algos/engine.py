@@ -297,6 +297,12 @@ class _Loop:
                 if cfg.patience is not None and bad >= cfg.patience:
                     stopped = True
             history.append(rec)
+            if log.isEnabledFor(logging.INFO) and (epoch % 10 == 0 or stopped or epoch == cfg.max_epochs - 1):
+                sel = metrics.get(primary, {}).get(cfg.metric, math.nan) if metrics else math.nan
+                log.info(
+                    "epoch %d/%d  train loss %.4f  %s %s %.4f  (best epoch %d)",
+                    epoch, cfg.max_epochs, loss, primary, cfg.metric, sel, tracks[primary].epoch,
+                )
             if self.ckpt_path is not None and (
                 (epoch + 1) % self.checkpoint_every == 0 or stopped or epoch == cfg.max_epochs - 1
             ):
@@ -321,6 +327,11 @@ class _Loop:
                 if self.callback(info) is False:
                     stopped = True
         best = tracks[primary]
+        log.info(
+            "trained %d epochs (%s); best epoch %d by %s %s = %.4f",
+            len(history), "early stop" if stopped else "epoch limit", best.epoch, primary,
+            cfg.metric, best.value if best.value is not None else math.nan,
+        )
         if best.state is not None:
             self.model.load_state_dict(best.state)
             self.method.load_state_dict(best.method_state)
