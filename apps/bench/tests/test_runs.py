@@ -84,6 +84,10 @@ def test_uninterrupted_run_writes_every_job_once_and_a_report(uninterrupted):
     report = _report_body(out)
     assert "OOD robustness on synthetic-default" in report
     assert (out / "report" / "structural_id_ood_accuracy.png").is_file()
+    for strategy in ("popularity", "density"):  # the splits the jobs used, appendix A and H
+        for kind in ("distributions", "graph"):
+            name = f"split_synthetic-default_{strategy}_{kind}.png"
+            assert (out / "report" / name).is_file() and name in report
 
 
 def test_rerun_skips_finished_jobs(uninterrupted):
