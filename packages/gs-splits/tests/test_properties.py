@@ -95,3 +95,60 @@ def test_extra_builtins_match_networkx(random_graph):
     ref = nx.eigenvector_centrality(G, tol=1e-12, max_iter=10_000)
     assert np.allclose(ec, _vec(ref, N), atol=1e-6)
     assert len(Gc) > 0
+
+
+def _heavy_tailed_edges(n, m, seed):
+    """Small SYNTHETIC Chung-Lu-style graph with hubs, duplicates and isolated nodes."""
+    rng = np.random.default_rng(seed)
+    w = (np.arange(n) + 5.0) ** -0.8
+    w /= w.sum()
+    e = rng.choice(n, size=(2, m), p=w)
+    return e, n + 7
+
+
+def test_degree_ordered_relabelling_is_the_same_graph():
+    e, N = _heavy_tailed_edges(800, 6000, 3)
+    g = gs.as_csr_graph(e, num_nodes=N)
+    dg = g.degree_ordered()
+    assert dg is g.degree_ordered()  # cached
+    deg = g.degree
+    assert np.all(np.diff(deg[dg.order]) <= 0)  # descending degree
+    assert np.array_equal(dg.rank[dg.order], np.arange(N))
+    for r in range(N):
+        row = dg.nind[dg.nptr[r] : dg.nptr[r + 1]]
+        out = row[: dg.outdeg[r]]
+        assert np.all(out < r) and np.all(row[dg.outdeg[r] :] > r)
+        assert np.array_equal(np.sort(dg.order[row]), g.neighbors(int(dg.order[r])))
+    assert dg.bounds[0] == 0 and dg.bounds[-1] == N and np.all(np.diff(dg.bounds) >= 0)
+    g.clear_cache()
+    assert g.degree_ordered() is not dg
+
+
+def test_properties_bit_identical_for_any_thread_count(monkeypatch):
+    """Same inputs give the same bits with 1 or 2 numba threads and with the serial kernels."""
+    import numba
+
+    from gs_splits import _kernels
+
+    e, N = _heavy_tailed_edges(3000, 40_000, 11)
+
+    def run():
+        g = gs.as_csr_graph(e, num_nodes=N)  # fresh graph: nothing cached
+        return [gs.pagerank(g), gs.personalized_pagerank(g), gs.clustering_coefficient(g), gs.triangles(g)]
+
+    monkeypatch.setattr(_kernels, "PARALLEL_MIN_NNZ", 10**18)
+    reference = run()  # serial kernels
+    monkeypatch.setattr(_kernels, "PARALLEL_MIN_NNZ", 0)
+    before = numba.get_num_threads()
+    counts = sorted({1, min(2, numba.config.NUMBA_NUM_THREADS), numba.config.NUMBA_NUM_THREADS})
+    try:
+        for t in counts:
+            numba.set_num_threads(t)
+            for ours, ref in zip(run(), reference, strict=True):
+                assert ours.dtype == ref.dtype and ours.tobytes() == ref.tobytes(), t
+    finally:
+        numba.set_num_threads(before)
+    G = _nx_graph(e, N)
+    ref = _vec(nx.pagerank(G, alpha=0.85, tol=1e-14, max_iter=100_000), N)
+    assert np.abs(reference[0] - ref).sum() <= 1e-9
+    assert np.array_equal(reference[2], _vec(nx.clustering(G), N))

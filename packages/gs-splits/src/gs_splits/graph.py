@@ -50,12 +50,19 @@ class CSRGraph:
     stats : dict
         What the normalisation did: ``input_edges``, ``self_loops``, ``duplicate_edges``,
         ``one_directional_pairs``, ``num_edges`` (undirected), ``isolated_nodes``.
+
+    Notes
+    -----
+    The structural properties reuse a degree-ordered copy of the adjacency (built on first
+    use, about 4 bytes per stored entry plus 20 bytes per node), kept with the graph in a
+    private cache; :meth:`clear_cache` frees it. The arrays must not be modified in place.
     """
 
     indptr: np.ndarray
     indices: np.ndarray
     num_nodes: int
     stats: dict = field(default_factory=dict)
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def num_edges(self) -> int:
@@ -66,6 +73,18 @@ class CSRGraph:
     def degree(self) -> np.ndarray:
         """Node degrees (int64), isolated nodes have 0."""
         return np.diff(self.indptr)
+
+    def clear_cache(self) -> None:
+        """Free the derived structures kept for the property kernels (rebuilt on demand)."""
+        self._cache.clear()
+
+    def degree_ordered(self) -> _kernels.DegreeOrdered:
+        """The graph relabelled by descending degree (cached; used by the property kernels)."""
+        dg = self._cache.get("degree_ordered")
+        if dg is None:
+            dg = _kernels.DegreeOrdered(self.indptr, self.indices)
+            self._cache["degree_ordered"] = dg
+        return dg
 
     def neighbors(self, node: int) -> np.ndarray:
         """Sorted neighbour ids of ``node``."""
