@@ -22,13 +22,18 @@ HOMO orbital energy, in eV (1 hartree = 27.211386245988 eV, CODATA 2018).
 
 Usage (from the repository root; single thread, low priority, bounded CPU time)::
 
-    OMP_NUM_THREADS=1 nice -n 10 python packages/gs-data/scripts/make_fidelity_gaps.py \
-        --max-heavy-atoms 6 --basis 6-31g --max-cpu-seconds 1700
+    OMP_NUM_THREADS=1 nice -n 5 python packages/gs-data/scripts/make_fidelity_gaps.py \
+        --resume --max-heavy-atoms 13 --basis 6-31g --grid-level 0 \
+        --max-cpu-seconds 100000 --max-wall-seconds 5849
 
-The output (``src/gs_data/materials/data/molecular_fidelity_gaps.json``) is written
-atomically after every molecule, so an interrupted run resumes where it stopped
-(``--resume``). It records the program versions, basis set, grid, per-calculation CPU
-times and the total cost.
+Molecules are computed cheapest first (fewest basis functions, then fewest heavy atoms,
+then name), so a budget cut keeps the cheapest ones. The output (``src/gs_data/materials/data/molecular_fidelity_gaps.json``)
+is written atomically after every molecule, so an interrupted run resumes where it
+stopped (``--resume``). It records the program versions, basis set, grid, per-calculation
+CPU times and the total cost (CPU and wall, summed over the resumed runs). Every molecule
+carries a class tag ``conjugated`` (RDKit: any aromatic atom or conjugated bond) and the
+``summary`` block gives the mean gap per fidelity over all molecules, the conjugated
+ones and the rest. ``--finalise`` only re-tags and re-summarises an existing file.
 """
 
 from __future__ import annotations
@@ -316,6 +321,228 @@ MOLECULES: tuple[tuple[str, str], ...] = (
     ("asparagine", "NC(=O)CC(N)C(=O)O"),
 )
 
+# Extension (issue 9): conjugated, MOF-linker-like molecules (heteroaromatics, substituted
+# benzenes and pyridines, aromatic and unsaturated (di)carboxylic acids, polyenes, nitriles) and
+# further small ones. QMOF band gaps are largely set by the conjugated organic linkers, so the
+# conjugated subset is the closer molecular analogue of MOFs. Same rules as above.
+MOLECULES_EXTENSION: tuple[tuple[str, str], ...] = (
+    ("ketene", "C=C=O"),
+    ("isocyanic acid", "N=C=O"),
+    ("cyanamide", "NC#N"),
+    ("formyl fluoride", "O=CF"),
+    ("carbonyl fluoride", "O=C(F)F"),
+    ("cyclopropene", "C1=CC1"),
+    ("ethyl methyl ether", "CCOC"),
+    ("cyanogen", "N#CC#N"),
+    ("cyanoacetylene", "C#CC#N"),
+    ("glyoxal", "O=CC=O"),
+    ("propiolaldehyde", "C#CC=O"),
+    ("guanidine", "NC(N)=N"),
+    ("methyl isothiocyanate", "CN=C=S"),
+    ("methyl thiocyanate", "CSC#N"),
+    ("thioacetamide", "CC(N)=S"),
+    ("thiophosgene", "S=C(Cl)Cl"),
+    ("1,1-dichloroethylene", "C=C(Cl)Cl"),
+    ("cis-1,2-dichloroethylene", "Cl/C=C\\Cl"),
+    ("trans-1,2-dichloroethylene", "Cl/C=C/Cl"),
+    ("trifluoroethylene", "FC=C(F)F"),
+    ("chloroacetonitrile", "ClCC#N"),
+    ("2-chloroethanol", "OCCCl"),
+    ("2-fluoroethanol", "OCCF"),
+    ("1,2-dichloroethane", "ClCCCl"),
+    ("1,1-dichloroethane", "CC(Cl)Cl"),
+    ("1,1-difluoroethane", "CC(F)F"),
+    ("N-methylethylamine", "CCNC"),
+    ("1,1-dimethylhydrazine", "CN(C)N"),
+    ("2-mercaptoethanol", "OCCS"),
+    ("methyl ethyl sulfide", "CCSC"),
+    ("thietane", "C1CSC1"),
+    ("methylcyclopropane", "CC1CC1"),
+    ("cyclopropylamine", "NC1CC1"),
+    ("propylene oxide", "CC1CO1"),
+    ("allyl alcohol", "C=CCO"),
+    ("allylamine", "C=CCN"),
+    ("allyl chloride", "C=CCCl"),
+    ("propargyl alcohol", "C#CCO"),
+    ("1-propanethiol", "CCCS"),
+    ("2-propanethiol", "CC(C)S"),
+    ("1-chloropropane", "CCCCl"),
+    ("2-chloropropane", "CC(C)Cl"),
+    ("1-fluoropropane", "CCCF"),
+    ("chlorotrifluoroethylene", "FC(F)=C(F)Cl"),
+    ("1,1,1-trichloroethane", "CC(Cl)(Cl)Cl"),
+    ("1,1,1-trifluoroethane", "CC(F)(F)F"),
+    ("chloroacetic acid", "OC(=O)CCl"),
+    ("dimethyl sulfone", "CS(C)(=O)=O"),
+    ("methanesulfonic acid", "CS(=O)(=O)O"),
+    ("glycidol", "OCC1CO1"),
+    ("isobutylamine", "CC(C)CN"),
+    ("sec-butylamine", "CCC(C)N"),
+    ("cyclobutanol", "OC1CCC1"),
+    ("diethyl sulfide", "CCSCC"),
+    ("ethyl vinyl ether", "C=COCC"),
+    ("acetyl cyanide", "CC(=O)C#N"),
+    ("dimethylcyanamide", "CN(C)C#N"),
+    ("nitroethylene", "C=C[N+](=O)[O-]"),
+    ("methyl nitrate", "CO[N+](=O)[O-]"),
+    ("acrylamide", "C=CC(N)=O"),
+    ("propiolic acid", "C#CC(=O)O"),
+    ("glyoxylic acid", "O=CC(=O)O"),
+    ("methylglyoxal", "CC(=O)C=O"),
+    ("malononitrile", "N#CCC#N"),
+    ("methacrylonitrile", "C=C(C)C#N"),
+    ("crotononitrile", "C/C=C/C#N"),
+    ("trans-1,3-pentadiene", "C/C=C/C=C"),
+    ("2-methyl-2-butene", "CC=C(C)C"),
+    ("N-vinylformamide", "C=CNC=O"),
+    ("vinyl formate", "C=COC=O"),
+    ("methyl carbamate", "COC(N)=O"),
+    ("1,2,3-triazole", "c1c[nH]nn1"),
+    ("tetrazole", "c1nnn[nH]1"),
+    ("isothiazole", "c1ccsn1"),
+    ("1,3,4-oxadiazole", "c1nnco1"),
+    ("furazan", "c1cnon1"),
+    ("1,3,4-thiadiazole", "c1nncs1"),
+    ("1,2,5-thiadiazole", "c1cnsn1"),
+    ("1,2,4-oxadiazole", "c1ncon1"),
+    ("3-pyrroline", "C1=CCNC1"),
+    ("2,3-dihydrofuran", "C1=COCC1"),
+    ("2-imidazolidinone", "O=C1NCCN1"),
+    ("2-oxazolidinone", "O=C1NCCO1"),
+    ("thiazolidine", "C1CSCN1"),
+    ("methyl acrylate", "C=CC(=O)OC"),
+    ("crotonic acid", "C/C=C/C(=O)O"),
+    ("methacrylic acid", "C=C(C)C(=O)O"),
+    ("vinyl acetate", "C=COC(C)=O"),
+    ("trans-1,3,5-hexatriene", "C=C/C=C/C=C"),
+    ("fumaronitrile", "N#C/C=C/C#N"),
+    ("2,4-hexadiyne", "CC#CC#CC"),
+    ("oxamide", "NC(=O)C(N)=O"),
+    ("oxamic acid", "NC(=O)C(=O)O"),
+    ("dimethyl carbonate", "COC(=O)OC"),
+    ("N,N'-dimethylurea", "CNC(=O)NC"),
+    ("cyanoacetic acid", "N#CCC(=O)O"),
+    ("cyanoacetamide", "N#CCC(N)=O"),
+    ("2-methylpyrrole", "Cc1ccc[nH]1"),
+    ("3-methylfuran", "Cc1ccoc1"),
+    ("3-methylthiophene", "Cc1ccsc1"),
+    ("2-methylimidazole", "Cc1ncc[nH]1"),
+    ("1-methylpyrazole", "Cn1cccn1"),
+    ("3-methylpyrazole", "Cc1cc[nH]n1"),
+    ("4-methylpyrazole", "Cc1cn[nH]c1"),
+    ("2-methylthiazole", "Cc1nccs1"),
+    ("4-methylthiazole", "Cc1cscn1"),
+    ("2-methyloxazole", "Cc1ncco1"),
+    ("3-methylisoxazole", "Cc1ccon1"),
+    ("5-methylisoxazole", "Cc1ccno1"),
+    ("2-aminothiazole", "Nc1nccs1"),
+    ("3-amino-1,2,4-triazole", "Nc1nc[nH]n1"),
+    ("5-aminotetrazole", "Nc1nn[nH]n1"),
+    ("5-methyltetrazole", "Cc1nn[nH]n1"),
+    ("1-methyl-1,2,4-triazole", "Cn1cncn1"),
+    ("2-aminoimidazole", "Nc1ncc[nH]1"),
+    ("1,2,4-triazine", "c1cnncn1"),
+    ("1,2,4,5-tetrazine", "c1nncnn1"),
+    ("1,1,1,2-tetrafluoroethane", "FCC(F)(F)F"),
+    ("dichloroacetic acid", "OC(=O)C(Cl)Cl"),
+    ("cyclopentanol", "OC1CCCC1"),
+    ("cyclopentylamine", "NC1CCCC1"),
+    ("2-methyl-2-butanol", "CCC(C)(C)O"),
+    ("3-methyl-1-butanol", "CC(C)CCO"),
+    ("2-fluoropyridine", "Fc1ccccn1"),
+    ("3-fluoropyridine", "Fc1cccnc1"),
+    ("2-chloropyridine", "Clc1ccccn1"),
+    ("3-chloropyridine", "Clc1cccnc1"),
+    ("3-hydroxypyridine", "Oc1cccnc1"),
+    ("3-aminopyridine", "Nc1cccnc1"),
+    ("2-aminopyrimidine", "Nc1ncccn1"),
+    ("aminopyrazine", "Nc1cnccn1"),
+    ("2-methylpyrazine", "Cc1cnccn1"),
+    ("2-methylpyrimidine", "Cc1ncccn1"),
+    ("4-methylpyrimidine", "Cc1ccncn1"),
+    ("thiophenol", "Sc1ccccc1"),
+    ("2,5-dimethylfuran", "Cc1ccc(C)o1"),
+    ("2,5-dimethylthiophene", "Cc1ccc(C)s1"),
+    ("2,5-dimethylpyrrole", "Cc1ccc(C)[nH]1"),
+    ("thiophene-2-carbaldehyde", "O=Cc1cccs1"),
+    ("pyrrole-2-carbaldehyde", "O=Cc1ccc[nH]1"),
+    ("imidazole-2-carbaldehyde", "O=Cc1ncc[nH]1"),
+    ("2-furonitrile", "N#Cc1ccco1"),
+    ("biuret", "NC(=O)NC(N)=O"),
+    ("hydantoin", "O=C1CNC(=O)N1"),
+    ("acetic anhydride", "CC(=O)OC(C)=O"),
+    ("sulfolane", "O=S1(=O)CCCC1"),
+    ("fumaric acid", "OC(=O)/C=C/C(=O)O"),
+    ("maleic acid", "OC(=O)/C=C\\C(=O)O"),
+    ("acetylenedicarboxylic acid", "OC(=O)C#CC(=O)O"),
+    ("squaric acid", "OC1=C(O)C(=O)C1=O"),
+    ("dimethyl oxalate", "COC(=O)C(=O)OC"),
+    ("sorbic acid", "C/C=C/C=C/C(=O)O"),
+    ("2-acetylfuran", "CC(=O)c1ccco1"),
+    ("2-acetylthiophene", "CC(=O)c1cccs1"),
+    ("2-furoic acid", "OC(=O)c1ccco1"),
+    ("thiophene-2-carboxylic acid", "OC(=O)c1cccs1"),
+    ("pyrrole-2-carboxylic acid", "OC(=O)c1ccc[nH]1"),
+    ("imidazole-4-carboxylic acid", "OC(=O)c1c[nH]cn1"),
+    ("pyrazole-3-carboxylic acid", "OC(=O)c1cc[nH]n1"),
+    ("1,2,4-triazole-3-carboxylic acid", "OC(=O)c1nc[nH]n1"),
+    ("2-vinylpyridine", "C=Cc1ccccn1"),
+    ("4-vinylpyridine", "C=Cc1ccncc1"),
+    ("styrene", "C=Cc1ccccc1"),
+    ("phenylacetylene", "C#Cc1ccccc1"),
+    ("anisole", "COc1ccccc1"),
+    ("benzyl alcohol", "OCc1ccccc1"),
+    ("p-phenylenediamine", "Nc1ccc(N)cc1"),
+    ("4-aminophenol", "Nc1ccc(O)cc1"),
+    ("p-xylene", "Cc1ccc(C)cc1"),
+    ("p-cresol", "Cc1ccc(O)cc1"),
+    ("4-fluoroaniline", "Nc1ccc(F)cc1"),
+    ("4-chloroaniline", "Nc1ccc(Cl)cc1"),
+    ("4-cyanopyridine", "N#Cc1ccncc1"),
+    ("2-cyanopyridine", "N#Cc1ccccn1"),
+    ("4-nitroimidazole", "O=[N+]([O-])c1c[nH]cn1"),
+    ("benzoic acid", "OC(=O)c1ccccc1"),
+    ("nicotinic acid", "OC(=O)c1cccnc1"),
+    ("isonicotinic acid", "OC(=O)c1ccncc1"),
+    ("picolinic acid", "OC(=O)c1ccccn1"),
+    ("pyrazine-2-carboxylic acid", "OC(=O)c1cnccn1"),
+    ("acetophenone", "CC(=O)c1ccccc1"),
+    ("benzamide", "NC(=O)c1ccccc1"),
+    ("nitrobenzene", "O=[N+]([O-])c1ccccc1"),
+    ("4-hydroxybenzaldehyde", "O=Cc1ccc(O)cc1"),
+    ("melamine", "Nc1nc(N)nc(N)n1"),
+    ("cyanuric acid", "O=c1[nH]c(=O)[nH]c(=O)[nH]1"),
+    ("barbituric acid", "O=C1CC(=O)NC(=O)N1"),
+    ("indole", "c1ccc2[nH]ccc2c1"),
+    ("benzimidazole", "c1ccc2[nH]cnc2c1"),
+    ("benzofuran", "c1ccc2occc2c1"),
+    ("benzothiophene", "c1ccc2sccc2c1"),
+    ("benzotriazole", "c1ccc2[nH]nnc2c1"),
+    ("purine", "c1ncc2[nH]cnc2n1"),
+    ("4-hydroxybenzoic acid", "OC(=O)c1ccc(O)cc1"),
+    ("4-aminobenzoic acid", "Nc1ccc(C(=O)O)cc1"),
+    ("4-fluorobenzoic acid", "OC(=O)c1ccc(F)cc1"),
+    ("4-nitrophenol", "O=[N+]([O-])c1ccc(O)cc1"),
+    ("4-nitroaniline", "Nc1ccc([N+](=O)[O-])cc1"),
+    ("terephthalonitrile", "N#Cc1ccc(C#N)cc1"),
+    ("methyl benzoate", "COC(=O)c1ccccc1"),
+    ("naphthalene", "c1ccc2ccccc2c1"),
+    ("quinoline", "c1ccc2ncccc2c1"),
+    ("adenine", "Nc1ncnc2[nH]cnc12"),
+    ("tetracyanoethylene", "N#CC(C#N)=C(C#N)C#N"),
+    ("2,5-furandicarboxylic acid", "OC(=O)c1ccc(C(=O)O)o1"),
+    ("2,5-thiophenedicarboxylic acid", "OC(=O)c1ccc(C(=O)O)s1"),
+    ("3,5-pyrazoledicarboxylic acid", "OC(=O)c1cc(C(=O)O)[nH]n1"),
+    ("terephthalic acid", "OC(=O)c1ccc(C(=O)O)cc1"),
+    ("isophthalic acid", "OC(=O)c1cccc(C(=O)O)c1"),
+    ("phthalic acid", "OC(=O)c1ccccc1C(=O)O"),
+    ("dipicolinic acid", "OC(=O)c1cccc(C(=O)O)n1"),
+    ("3,5-pyridinedicarboxylic acid", "OC(=O)c1cncc(C(=O)O)c1"),
+    ("4,4'-bipyridine", "c1cc(-c2ccncc2)ccn1"),
+    ("2-aminoterephthalic acid", "Nc1cc(C(=O)O)ccc1C(=O)O"),
+)
+MOLECULES = MOLECULES + MOLECULES_EXTENSION
+
 
 def _atomic_write_json(path: Path, payload: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -344,6 +571,51 @@ def _geometry(smiles: str, seed: int):
     symbols = [a.GetSymbol() for a in mol.GetAtoms()]
     pos = mol.GetConformer().GetPositions()
     return symbols, [[round(float(v), 5) for v in row] for row in pos], int(Chem.GetFormalCharge(mol)), status == 0
+
+
+def is_conjugated(smiles: str) -> bool:
+    """Class tag: True if RDKit perceives any aromatic atom or any conjugated bond.
+
+    RDKit's conjugation covers C=C-C=C, C=C-C=O, aromatic rings and also the C-O / C-N
+    bonds of carboxylic acids, esters and amides (lone pair next to a pi bond).
+    """
+    from rdkit import Chem
+
+    mol = Chem.MolFromSmiles(smiles)
+    return any(a.GetIsAromatic() for a in mol.GetAtoms()) or any(b.GetIsConjugated() for b in mol.GetBonds())
+
+
+def summarise(records: list[dict]) -> dict:
+    """Mean gap (eV) per fidelity over all molecules, the conjugated subset and the rest."""
+    order = list(FIDELITIES)
+    out = {"fidelity_order_checked": order}
+    subsets = {
+        "all": records,
+        "conjugated": [r for r in records if r["conjugated"]],
+        "rest": [r for r in records if not r["conjugated"]],
+    }
+    for key, rs in subsets.items():
+        means = {f: (round(sum(r["fidelities"][f]["gap_ev"] for r in rs) / len(rs), 4) if rs else None) for f in order}
+        vals = [means[f] for f in order]
+        in_order = [all(r["fidelities"][a]["gap_ev"] < r["fidelities"][b]["gap_ev"] for a, b in zip(order[:-1], order[1:], strict=True))
+                    for r in rs]
+        out[key] = {
+            "num_molecules": len(rs),
+            "mean_gap_ev": means,
+            "increasing_in_fidelity_order": bool(rs) and all(a < b for a, b in zip(vals[:-1], vals[1:], strict=True)),
+            "fraction_of_molecules_in_fidelity_order": round(sum(in_order) / len(rs), 4) if rs else None,
+        }
+    return out
+
+
+def _num_basis_functions(symbols: list[str], basis: str) -> int:
+    """Number of basis functions of a molecule (the cost driver), without a geometry."""
+    from pyscf import gto
+
+    per_element = {}
+    for el in set(symbols):  # a homonuclear dimer always has an even electron count
+        per_element[el] = gto.M(atom=f"{el} 0 0 0; {el} 0 0 1.5", basis=basis, verbose=0).nao // 2
+    return sum(per_element[el] for el in symbols)
 
 
 def _register_hse06_star() -> None:
@@ -418,7 +690,28 @@ def main(argv=None) -> int:
                     help="also stop taking new molecules after this much wall-clock time")
     ap.add_argument("--seed", type=int, default=0, help="ETKDG random seed")
     ap.add_argument("--resume", action="store_true", help="keep molecules already in --out")
+    ap.add_argument("--finalise", action="store_true",
+                    help="compute nothing: re-tag and re-summarise the molecules already in --out")
+    ap.add_argument("--stop-note", default=None,
+                    help="with --finalise: record why the last run was stopped (cost.stopped_by)")
     args = ap.parse_args(argv)
+    if args.finalise:
+        from rdkit import Chem
+
+        payload = json.loads(args.out.read_text())
+        for r in payload["molecules"]:
+            r["conjugated"] = is_conjugated(r["smiles"])
+        payload["summary"] = summarise(payload["molecules"])
+        if args.stop_note is not None:
+            seen = {r["name"] for r in payload["molecules"]} | {r["name"] for r in payload.get("skipped", [])}
+            payload["cost"]["stopped_by"] = args.stop_note
+            payload["cost"]["molecules_not_computed"] = sum(
+                1 for name, smi in MOLECULES
+                if name not in seen and Chem.MolFromSmiles(smi).GetNumHeavyAtoms() <= args.max_heavy_atoms
+            )
+        _atomic_write_json(args.out, payload)
+        print(json.dumps(payload["summary"], indent=1), flush=True)
+        return 0
 
     import numpy
     import pyscf
@@ -435,9 +728,11 @@ def main(argv=None) -> int:
     for name, smi in MOLECULES:
         mol = Chem.MolFromSmiles(smi)
         if mol.GetNumHeavyAtoms() <= args.max_heavy_atoms:
-            todo.append((name, smi, mol.GetNumHeavyAtoms()))
-    # smallest first: a CPU budget cut keeps the cheapest molecules
-    todo.sort(key=lambda t: (t[2], t[0]))
+            symbols = [a.GetSymbol() for a in Chem.AddHs(mol).GetAtoms()]
+            todo.append((name, smi, mol.GetNumHeavyAtoms(), _num_basis_functions(symbols, args.basis)))
+    # cheapest first (fewest basis functions, then fewest heavy atoms, then name): a budget
+    # cut keeps the cheapest molecules
+    todo.sort(key=lambda t: (t[3], t[2], t[0]))
     if args.max_molecules is not None:
         todo = todo[: args.max_molecules]
 
@@ -445,10 +740,16 @@ def main(argv=None) -> int:
     if args.resume and args.out.exists():
         previous = json.loads(args.out.read_text())
         records, skipped = previous["molecules"], previous.get("skipped", [])
+    prior_wall = 0.0
+    if args.resume and args.out.exists():
+        cost = previous.get("cost", {})
+        prior_wall = float(cost.get("total_wall_s", cost.get("wall_s_this_run", 0.0)))
+    for r in records:  # class tag, also for molecules computed by an earlier version of this script
+        r["conjugated"] = is_conjugated(r["smiles"])
     done = {r["name"] for r in records} | {r["name"] for r in skipped}
     prior_cpu = sum(sum(f["cpu_s"] for f in r["fidelities"].values()) + r["geometry_cpu_s"] for r in records)
     stopped_by = None
-    for name, smi, n_heavy in todo:
+    for name, smi, n_heavy, _ in todo:
         if name in done:
             continue
         spent = prior_cpu + time.process_time() - t_start
@@ -470,7 +771,7 @@ def main(argv=None) -> int:
         records.append({
             "name": name, "smiles": smi, "num_heavy_atoms": n_heavy, "symbols": symbols,
             "pos_angstrom": pos, "mmff_converged": mmff_ok, "num_basis_functions": nao,
-            "geometry_cpu_s": round(geo_cpu, 4), "fidelities": fids,
+            "geometry_cpu_s": round(geo_cpu, 4), "conjugated": is_conjugated(smi), "fidelities": fids,
         })
         gaps = " ".join(f"{k}={v['gap_ev']:.3f}" for k, v in fids.items())
         print(f"[{len(records)}/{len(todo)}] {name}: {gaps} ({sum(v['cpu_s'] for v in fids.values()):.1f} s)", flush=True)
@@ -506,9 +807,11 @@ def main(argv=None) -> int:
             "cost": {
                 "total_cpu_s": round(total_cpu, 1),
                 "wall_s_this_run": round(time.perf_counter() - wall_start, 1),
+                "total_wall_s": round(prior_wall + time.perf_counter() - wall_start, 1),
                 "max_cpu_seconds": args.max_cpu_seconds,
                 "stopped_by": None,
             },
+            "summary": summarise(records),
             "skipped": skipped,
             "molecules": records,
         }

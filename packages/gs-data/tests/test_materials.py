@@ -11,14 +11,18 @@ import numpy as np
 import pytest
 
 from gs_data.materials import (
+    DEFAULT_MOLECULAR_SUBSET,
     FIDELITIES,
     GESS_QMOF_TOTAL,
+    MOLECULAR_FIDELITY_FILE,
+    MOLECULAR_SUBSETS,
     FidelityShiftConfig,
     assign_fidelities,
     fidelity_sizes,
     fidelity_split,
     load_molecular_fidelity,
     load_qmof,
+    molecular_fidelity_means,
     molecular_fidelity_metadata,
     read_molecular_fidelity,
     read_qmof,
@@ -156,17 +160,84 @@ def test_load_qmof_fixture_all_levels():
 # ------------------------------------------------------------------ molecular default
 
 
+def _shipped_doc() -> dict:
+    from importlib import resources
+
+    with resources.files("gs_data.materials").joinpath("data", MOLECULAR_FIDELITY_FILE).open() as fh:
+        return json.load(fh)
+
+
+def _rdkit_conjugated(smiles: str) -> bool:
+    """Independent class tag: any aromatic atom or conjugated bond (RDKit perception)."""
+    from rdkit import Chem
+
+    mol = Chem.MolFromSmiles(smiles)
+    return any(a.GetIsAromatic() for a in mol.GetAtoms()) or any(b.GetIsConjugated() for b in mol.GetBonds())
+
+
 def test_shipped_molecular_file_is_complete_and_documented():
+    from rdkit import Chem
+
     meta = molecular_fidelity_metadata()
-    assert meta["method"]["basis"] and meta["versions"]["pyscf"] and meta["cost"]["total_cpu_s"] > 0
+    assert meta["method"]["basis"] == "6-31g" and meta["method"]["grid_level"] == 0
+    assert meta["method"]["density_fitting"] is True and meta["versions"]["pyscf"]
+    assert meta["cost"]["total_cpu_s"] > 0 and meta["cost"]["total_wall_s"] >= meta["cost"]["wall_s_this_run"]
     assert meta["method"]["checks"]["check_water_energy_difference_hartree"] < 1e-8
     assert meta["method"]["checks"]["hse06_10hf_rsh_coeff(omega,alpha,beta)"] == [0.11, 0.0, 0.1]
+    mols = _shipped_doc()["molecules"]
+    assert len({m["name"] for m in mols}) == len(mols)
+    assert len({Chem.CanonSmiles(m["smiles"]) for m in mols}) == len(mols)
+    for m in mols:
+        mol = Chem.AddHs(Chem.MolFromSmiles(m["smiles"]))
+        assert [a.GetSymbol() for a in mol.GetAtoms()] == m["symbols"], m["name"]
+        assert np.asarray(m["pos_angstrom"]).shape == (mol.GetNumAtoms(), 3)
+        assert m["num_heavy_atoms"] == mol.GetNumHeavyAtoms()
+        assert m["conjugated"] is _rdkit_conjugated(m["smiles"]), m["name"]
+        assert set(m["fidelities"]) == set(FIDELITIES) and all(f["converged"] for f in m["fidelities"].values())
     rec = read_molecular_fidelity()
-    assert len(rec) >= 90  # the budgeted generation run (see the file's "cost")
+    assert len(rec) == len(mols) >= 170  # the generation runs so far (see the file's "cost")
     assert np.isfinite(rec.gaps).all()
+    # both classes are represented
+    assert min(len(read_molecular_fidelity(subset=s)) for s in ("conjugated", "rest")) >= 50
 
 
-def test_molecular_mean_gaps_increase_with_exact_exchange():
+def test_file_summary_and_readme_report_the_means_of_the_file():
+    doc = _shipped_doc()
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    rows = {
+        m.group(1): m.groups()[1:]
+        for m in re.finditer(
+            r"^\| gs: (all|conjugated|rest)\b[^|]*\| (\d+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) "
+            r"\| (yes|no) \| ([\d.]+)% \|$",
+            readme, flags=re.M,
+        )
+    }
+    assert set(rows) == set(MOLECULAR_SUBSETS)
+    for subset in MOLECULAR_SUBSETS:
+        means = molecular_fidelity_means(subset=subset)
+        # the generator's summary block
+        block = doc["summary"][subset]
+        assert block["num_molecules"] == means["num_molecules"]
+        assert block["increasing_in_fidelity_order"] is means["increasing"]
+        np.testing.assert_allclose([block["mean_gap_ev"][f] for f in FIDELITIES],
+                                   [means["mean_gap_ev"][f] for f in FIDELITIES], atol=1e-4)
+        assert block["fraction_of_molecules_in_fidelity_order"] == pytest.approx(means["fraction_in_order"], abs=1e-4)
+        # the README table (two decimals)
+        n, *vals, holds, pct = rows[subset]
+        assert int(n) == means["num_molecules"], subset
+        assert [float(v) for v in vals] == [round(means["mean_gap_ev"][f], 2) for f in FIDELITIES], subset
+        assert (holds == "yes") is means["increasing"], subset
+        assert float(pct) == round(100 * means["fraction_in_order"], 1), subset
+    total = read_molecular_fidelity(subset="all")
+    parts = [read_molecular_fidelity(subset=s) for s in ("conjugated", "rest")]
+    assert sum(len(p) for p in parts) == len(total)
+    assert set(parts[0].ids).isdisjoint(parts[1].ids)
+    # the generation cost stated in the README is the file's
+    cpu = re.search(r"Generation cost: ([\d,]+) CPU-seconds", readme)
+    assert cpu and int(cpu.group(1).replace(",", "")) == round(doc["cost"]["total_cpu_s"])
+
+
+def test_molecular_gaps_open_with_short_range_exact_exchange():
     rec = read_molecular_fidelity()
     mean = dict(zip(FIDELITIES, np.nanmean(rec.gaps, axis=0), strict=True))
     # PBE (no exact exchange) lowest, HSE06 (25% SR exact exchange) highest, HSE06* between
@@ -174,6 +245,25 @@ def test_molecular_mean_gaps_increase_with_exact_exchange():
     assert mean["pbe"] < mean["hle17"] < mean["hse06"]
     # per molecule: more short-range exact exchange opens the gap
     assert (rec.gaps[:, 2] > rec.gaps[:, 0]).mean() > 0.95 and (rec.gaps[:, 3] > rec.gaps[:, 2]).all()
+
+
+def test_molecular_subsets_and_bad_input(tmp_path):
+    with pytest.raises(ValueError, match="subset"):
+        read_molecular_fidelity(subset="aromatic")
+    with pytest.raises(ValueError, match="subset"):
+        load_molecular_fidelity(subset="")
+    doc = _shipped_doc()
+    untagged = {**doc, "molecules": [{k: v for k, v in m.items() if k != "conjugated"} for m in doc["molecules"][:3]]}
+    (tmp_path / "old.json").write_text(json.dumps(untagged))
+    assert len(read_molecular_fidelity(tmp_path / "old.json")) == 3  # "all" needs no tag
+    with pytest.raises(ValueError, match="conjugated"):
+        read_molecular_fidelity(tmp_path / "old.json", subset="conjugated")
+    conj = read_molecular_fidelity(subset="conjugated")
+    by_name = {m["name"]: m for m in doc["molecules"]}
+    assert all(by_name[i]["conjugated"] for i in conj.ids)
+    ds = load_molecular_fidelity()
+    assert ds.metadata["subset"] == DEFAULT_MOLECULAR_SUBSET
+    assert len(ds) == len(read_molecular_fidelity(subset=DEFAULT_MOLECULAR_SUBSET))
 
 
 def test_molecular_default_builds_the_fidelity_shift(tmp_path):

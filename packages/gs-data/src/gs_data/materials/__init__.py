@@ -18,8 +18,11 @@ from gs_data.materials.fidelity import (
     fidelity_split,
 )
 from gs_data.materials.molecular import (
+    DEFAULT_MOLECULAR_SUBSET,
     MOLECULAR_FIDELITY_FILE,
+    MOLECULAR_SUBSETS,
     load_molecular_fidelity,
+    molecular_fidelity_means,
     molecular_fidelity_metadata,
     read_molecular_fidelity,
 )
@@ -43,8 +46,11 @@ __all__ = [
     "assign_fidelities",
     "fidelity_sizes",
     "fidelity_split",
+    "DEFAULT_MOLECULAR_SUBSET",
     "MOLECULAR_FIDELITY_FILE",
+    "MOLECULAR_SUBSETS",
     "load_molecular_fidelity",
+    "molecular_fidelity_means",
     "molecular_fidelity_metadata",
     "read_molecular_fidelity",
     "NUM_ELEMENT_TYPES",
