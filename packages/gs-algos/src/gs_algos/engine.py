@@ -330,7 +330,7 @@ class _Loop:
         log.info(
             "trained %d epochs (%s); best epoch %d by %s %s = %.4f",
             len(history), "early stop" if stopped else "epoch limit", best.epoch, primary,
-            cfg.metric, best.value if best.value is not None else math.nan,
+            cfg.metric, best.value,
         )
         if best.state is not None:
             self.model.load_state_dict(best.state)

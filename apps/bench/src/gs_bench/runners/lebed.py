@@ -68,9 +68,9 @@ def validate(config: SuiteConfig) -> dict[str, str]:
                 + ", ".join(d for g in DOMAIN_GROUPS for d in g)
             )
         for d in sources:  # the sibling domains are test graphs: they must exist too
-            for sib in _domain_group(d):
-                fp = dataset_fingerprint(sib, config.settings.get("root"))
-                fingerprints[d] = fingerprints[d] + ":" + fp if sib != d else fingerprints[d]
+            siblings = [s for s in _domain_group(d) if s != d.lower()]
+            fps = [dataset_fingerprint(s, config.settings.get("root")) for s in siblings]
+            fingerprints[d] = ":".join([fingerprints[d], *fps])
     return fingerprints
 
 
