@@ -27,11 +27,15 @@ and any change of setting or package version makes a new job.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import difflib
 import hashlib
 import importlib.resources
 import itertools
 import json
 import sys
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,11 +54,14 @@ __all__ = [
     "expand_jobs",
     "job_key",
     "PROFILES",
+    "ProfileTable",
+    "SuiteFile",
+    "runner_schema",
+    "check_table",
+    "check_positive",
 ]
 
 PROFILES = ("demo", "ci", "full")
-_TOP_KEYS = {"suite", "description", "seeds", "grid", "settings", "profiles", "paper"}
-_PROFILE_KEYS = {"seeds", "grid", "settings", "description"}
 
 
 class SuiteConfigError(ValueError):
@@ -150,64 +157,251 @@ def _read_toml(name_or_path: str) -> tuple[dict[str, Any], str]:
         raise SuiteConfigError(f"suite file {source} is not valid TOML: {exc}") from exc
 
 
-def _check_grid(grid: Any, where: str) -> dict[str, list[Any]]:
+# ----------------------------------------------------------------------------- schema
+@dataclass(frozen=True)
+class ProfileTable:
+    """Keys of a ``[profiles.<name>]`` table. ``grid`` and ``settings`` are checked against the
+    runner's :class:`Grid` / :class:`Settings` schema (any subset of their keys)."""
+
+    description: str = ""
+    seeds: int = 1
+    grid: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SuiteFile:
+    """Top-level keys of a suite file. ``grid`` / ``settings`` follow the runner's schema,
+    ``profiles`` maps a profile name (:data:`PROFILES`) to a :class:`ProfileTable`."""
+
+    suite: str
+    description: str = ""
+    paper: str = ""
+    seeds: int = 1
+    grid: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
+    profiles: dict = field(default_factory=dict)
+
+
+def runner_schema(suite: str) -> tuple[type, type]:
+    """The ``(Grid, Settings)`` dataclasses of ``suite``'s runner module.
+
+    They are the one place that says which grid axes and which settings a suite accepts and of
+    which type: ``load_suite`` derives its strict checks from them, so adding a setting to a
+    suite means adding one field (with its paper default) to ``Settings`` in
+    ``gs_bench/runners/<suite>.py``.
+    """
+    from gs_bench.runners import load_runner
+
+    runner = load_runner(suite)
+    grid, settings = getattr(runner, "Grid", None), getattr(runner, "Settings", None)
+    if not (dataclasses.is_dataclass(grid) and dataclasses.is_dataclass(settings)):
+        raise TypeError(f"runner of suite {suite!r} must define dataclasses Grid and Settings")
+    return grid, settings
+
+
+def check_positive(settings: Any, *names: str) -> None:
+    """Raise ``ValueError`` naming the first of ``names`` whose value is set and not > 0
+    (for the ``__post_init__`` of a runner's ``Settings``)."""
+    for name in names:
+        value = getattr(settings, name)
+        if value is not None and not value > 0:
+            raise ValueError(f"{name} must be > 0, got {value!r}")
+
+
+def _did_you_mean(key: str, choices: Any) -> str:
+    close = difflib.get_close_matches(key, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in typing.get_args(tp))
+    if origin is list:
+        (inner,) = typing.get_args(tp) or (Any,)
+        return f"a list of {_type_name(inner)}"
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
+    if tp is type(None):
+        return "nothing (leave the key out)"
+    if tp is Any:
+        return "any value"
+    return {str: "a string", int: "an integer", float: "a number", bool: "true or false",
+            dict: "a table"}.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+def _value_repr(value: Any) -> str:
+    text = repr(value)
+    kind = {str: "a string", int: "an integer", float: "a number", bool: "a boolean",
+            list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+    return f"{text[:60]}{'...' if len(text) > 60 else ''} ({kind})"
+
+
+def _matches(value: Any, tp: Any) -> bool:
+    if tp is Any:
+        return True
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, a) for a in typing.get_args(tp))
+    if origin is typing.Literal:
+        return value in typing.get_args(tp)
+    if origin is list:
+        (inner,) = typing.get_args(tp) or (Any,)
+        return isinstance(value, list) and all(_matches(v, inner) for v in value)
+    if tp is type(None):
+        return value is None
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if dataclasses.is_dataclass(tp):
+        return isinstance(value, dict)
+    return isinstance(value, typing.get_origin(tp) or tp)
+
+
+def check_table(table: Any, schema: type, path: str, *, partial: bool = False) -> None:
+    """Check ``table`` (a parsed TOML table) against the dataclass ``schema``.
+
+    Unknown keys raise :class:`SuiteConfigError` with a "did you mean" suggestion, values of the
+    wrong type name the key's path (``profiles.ci.settings.lr``) and the accepted type; nested
+    dataclass fields are checked recursively. ``partial`` allows leaving out required keys (a
+    profile overrides any subset).
+    """
+    where = path or "the suite file"
+    if not isinstance(table, dict):
+        raise SuiteConfigError(f"{where}: expected a table, got {_value_repr(table)}")
+    hints = typing.get_type_hints(schema)
+    fields = {f.name: f for f in dataclasses.fields(schema)}
+    for key, value in table.items():
+        kpath = f"{path}.{key}" if path else str(key)
+        if key not in fields:
+            raise SuiteConfigError(
+                f"{kpath}: unknown key{_did_you_mean(key, fields)} "
+                f"(accepted here: {', '.join(sorted(fields))})"
+            )
+        tp = hints[key]
+        if dataclasses.is_dataclass(tp) and isinstance(value, dict):
+            check_table(value, tp, kpath, partial=partial)
+        elif not _matches(value, tp):
+            raise SuiteConfigError(f"{kpath}: expected {_type_name(tp)}, got {_value_repr(value)}")
+    if not partial:
+        missing = [
+            n for n, f in fields.items()
+            if n not in table and f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+        ]
+        if missing:
+            raise SuiteConfigError(f"{where}: missing required key(s) {', '.join(missing)}")
+
+
+def _check_grid(grid: Any, schema: type, path: str, *, profile: bool) -> dict[str, list[Any]]:
     if not isinstance(grid, dict):
-        raise SuiteConfigError(f"{where}: [grid] must be a table of axis = [values]")
+        raise SuiteConfigError(f"{path}: [grid] must be a table of axis = [values]")
+    axes = {f.name for f in dataclasses.fields(schema)}
     for axis, values in grid.items():
+        if axis not in axes:
+            hint = " (the [grid] does not have it)" if profile else ""
+            raise SuiteConfigError(
+                f"{path}.{axis}: unknown grid axis{hint}{_did_you_mean(axis, axes)} "
+                f"(axes of this suite: {', '.join(sorted(axes))})"
+            )
         if not isinstance(values, list) or not values:
             raise SuiteConfigError(
-                f"{where}: grid axis {axis!r} must be a non-empty list, got {values!r}"
+                f"{path}.{axis}: a grid axis must be a non-empty list, got {_value_repr(values)}"
             )
-    return grid
+    check_table(grid, schema, path, partial=True)
+    return dict(grid)
+
+
+def _seeds(value: Any, path: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise SuiteConfigError(f"{path}: seeds must be a positive integer, got {_value_repr(value)}")
+    return value
 
 
 def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
-    """Load a suite by name (shipped) or path (your own TOML) and resolve ``profile``."""
+    """Load a suite by name (shipped) or path (your own TOML) and resolve ``profile``.
+
+    Every key is checked against the schema before anything runs: the top level and profile
+    tables against :class:`SuiteFile` / :class:`ProfileTable`, ``[grid]`` and ``[settings]``
+    (and those of every profile) against the runner's ``Grid`` / ``Settings`` dataclasses
+    (:func:`runner_schema`). The merged settings are built into ``Settings`` so its own
+    value checks (``__post_init__``) run too.
+    """
     raw, source = _read_toml(name_or_path)
-    unknown = set(raw) - _TOP_KEYS
-    if unknown:
-        raise SuiteConfigError(
-            f"{source}: unknown top-level keys {sorted(unknown)}; accepted: {sorted(_TOP_KEYS)}"
-        )
+    for key in raw:
+        if key not in {f.name for f in dataclasses.fields(SuiteFile)}:
+            names = [f.name for f in dataclasses.fields(SuiteFile)]
+            raise SuiteConfigError(
+                f"{source}: unknown top-level keys [{key!r}]{_did_you_mean(key, names)} "
+                f"(accepted: {', '.join(names)})"
+            )
     if "suite" not in raw or not isinstance(raw["suite"], str):
         raise SuiteConfigError(f"{source}: missing `suite = \"<runner name>\"`")
     from gs_bench.runners import RUNNERS
 
     if raw["suite"] not in RUNNERS:
         raise SuiteConfigError(
-            f"{source}: suite = {raw['suite']!r} has no runner; known: {sorted(RUNNERS)}"
+            f"{source}: suite = {raw['suite']!r} has no runner{_did_you_mean(raw['suite'], RUNNERS)} "
+            f"(known: {', '.join(sorted(RUNNERS))})"
         )
     if profile not in PROFILES:
         raise SuiteConfigError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
-    grid = dict(_check_grid(raw.get("grid", {}), source))
-    settings = dict(raw.get("settings", {}))
-    seeds = raw.get("seeds", 1)
-    description = raw.get("description", "")
+    grid_schema, settings_schema = runner_schema(raw["suite"])
+    top = {k: v for k, v in raw.items() if k not in ("grid", "settings", "profiles")}
+    try:
+        check_table(top, SuiteFile, "", partial=True)
+    except SuiteConfigError as exc:
+        raise SuiteConfigError(f"{source}: {exc}") from None
+    seeds = _seeds(raw.get("seeds", 1), f"{source}: seeds")
+    grid = _check_grid(raw.get("grid", {}), grid_schema, f"{source}: grid", profile=False)
+    settings = raw.get("settings", {})
+    check_table(settings, settings_schema, f"{source}: settings", partial=True)
+    settings = dict(settings)
     profiles = raw.get("profiles", {})
-    if profile in profiles:
-        prof = profiles[profile]
-        bad = set(prof) - _PROFILE_KEYS
-        if bad:
+    if not isinstance(profiles, dict):
+        raise SuiteConfigError(f"{source}: profiles must be tables [profiles.<name>], got {_value_repr(profiles)}")
+    for name, prof in profiles.items():
+        ppath = f"{source}: profiles.{name}"
+        if name not in PROFILES:
             raise SuiteConfigError(
-                f"{source}: profile {profile!r} has unknown keys {sorted(bad)}; accepted: {sorted(_PROFILE_KEYS)}"
+                f"{ppath}: unknown profile{_did_you_mean(name, PROFILES)} (profiles: {', '.join(PROFILES)})"
             )
-        pgrid = _check_grid(prof.get("grid", {}), f"{source} [profiles.{profile}]")
-        for axis in pgrid:
+        check_table(prof, ProfileTable, ppath, partial=True)
+        if "seeds" in prof:
+            _seeds(prof["seeds"], f"{ppath}.seeds")
+        _check_grid(prof.get("grid", {}), grid_schema, f"{ppath}.grid", profile=True)
+        for axis in prof.get("grid", {}):
             if axis not in grid:
                 raise SuiteConfigError(
-                    f"{source}: profile {profile!r} sets axis {axis!r} that the [grid] does not have"
+                    f"{ppath}.grid.{axis}: profile {name!r} sets axis {axis!r} that the [grid] does not have"
                 )
-        grid.update(pgrid)
+        check_table(prof.get("settings", {}), settings_schema, f"{ppath}.settings", partial=True)
+    missing = [f.name for f in dataclasses.fields(grid_schema)
+               if f.name not in grid and f.default is dataclasses.MISSING
+               and f.default_factory is dataclasses.MISSING]
+    if missing:
+        raise SuiteConfigError(
+            f"{source}: the {raw['suite']} suite needs grid axis/axes {', '.join(missing)} in [grid]"
+        )
+    seeds_value, description = seeds, raw.get("description", "")
+    if profile in profiles:
+        prof = profiles[profile]
+        grid.update(prof.get("grid", {}))
         settings.update(prof.get("settings", {}))
-        seeds = prof.get("seeds", seeds)
+        seeds_value = prof.get("seeds", seeds)
         description = prof.get("description", description)
-    if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
-        raise SuiteConfigError(f"{source}: seeds must be a positive integer, got {seeds!r}")
+    try:
+        settings_schema(**settings)
+    except (TypeError, ValueError) as exc:
+        where = f"profiles.{profile}.settings / settings" if profile in profiles else "settings"
+        raise SuiteConfigError(f"{source}: {where}: {exc}") from None
     return SuiteConfig(
         suite=raw["suite"],
         profile=profile,
         description=description,
-        seeds=seeds,
+        seeds=seeds_value,
         grid=grid,
         settings=settings,
         source=source,

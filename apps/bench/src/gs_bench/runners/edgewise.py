@@ -13,6 +13,7 @@ node accuracy, edge accuracy, NLL and Brier score, homophily of the evaluated ed
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ import numpy as np
 from gs_bench.published import published
 from gs_bench.report import Figure, Table, fmt_mean_std, group_records, mean_std
 from gs_bench.runners.structural import _root, dataset_fingerprints, require_axes
-from gs_bench.suites import SuiteConfig, SuiteConfigError
+from gs_bench.suites import SuiteConfig, SuiteConfigError, check_positive
 
 MODELS = {
     "gcn": "edgewise-gcn",
@@ -32,6 +33,36 @@ MODELS = {
 #: structured models: EM training (appendix C.2) and their own edge marginals
 STRUCTURED = ("gmnn", "epfgnn")
 
+
+@dataclass(frozen=True)
+class Grid:
+    """Grid axes of the suite (one job per combination and seed); checked by ``load_suite``."""
+
+    dataset: list[str]
+    model: list[str]
+    split: list[int]
+    fold: list[int]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """``[settings]`` of the suite, the one place its keys and types are declared (strict
+    check in ``load_suite``). Defaults: appendix C.2 (Adam lr 0.01, weight decay 5e-4, up to
+    2000 epochs, patience 100, 15 ECE bins); the EM epochs of GMNN / EPFGNN default (None) to
+    :class:`gs_models.EMConfig`."""
+
+    lr: float = 0.01
+    weight_decay: float = 5e-4
+    max_epochs: int = 2000
+    patience: int = 100
+    bins: int = 15
+    pretrain_epochs: int | None = None
+    m_epochs: int | None = None
+    e_epochs: int | None = None
+    root: str | None = None
+
+    def __post_init__(self) -> None:
+        check_positive(self, "lr", "max_epochs", "patience", "bins")
 
 def validate(config: SuiteConfig) -> dict[str, str]:
     require_axes(config, "edgewise", ("dataset", "model", "split", "fold"))

@@ -23,12 +23,13 @@ DeepCoral), ``par-label`` (ERM pretrained, then fine-tuned on N labeled target s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from gs_bench.report import Table, fmt_mean_std, group_records
-from gs_bench.suites import SuiteConfig, SuiteConfigError
+from gs_bench.suites import SuiteConfig, SuiteConfigError, check_positive
 
 DATASETS = {
     "molecular-fidelity": ("regression", "mae"),
@@ -43,6 +44,32 @@ ALGORITHMS = ("erm", "irm", "vrex", "groupdro", "mixup", "dann", "coral", "dir",
 LEVELS = ("no-info", "o-feature", "par-label")
 _LEVEL_OF = {"dann": "o-feature", "coral": "o-feature", "finetune": "par-label"}
 
+
+@dataclass(frozen=True)
+class Grid:
+    """Grid axes of the suite (one job per combination and seed); checked by ``load_suite``."""
+
+    dataset: list[str]
+    backbone: list[str]
+    algorithm: list[str]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """``[settings]`` of the suite, the one place its keys and types are declared (strict
+    check in ``load_suite``). Defaults: appendix F / table 8 (batch 256, 100 epochs); 100
+    labeled OOD samples at the Par-Label level."""
+
+    max_epochs: int = 100
+    batch_size: int = 256
+    par_label_n: int = 100
+    iterations_per_epoch: int | None = None
+    targets: list[str] | None = None
+    cache_dir: str | None = None
+    conformer_workers: int = 1
+
+    def __post_init__(self) -> None:
+        check_positive(self, "max_epochs", "batch_size", "par_label_n", "conformer_workers")
 
 def validate(config: SuiteConfig) -> dict[str, str]:
     for axis in ("dataset", "backbone", "algorithm"):

@@ -15,6 +15,7 @@ and the R^2 of a linear fit between score and true error across the test graphs 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from gs_bench.runners.structural import (
     dataset_fingerprints,
     require_axes,
 )
-from gs_bench.suites import SuiteConfig, SuiteConfigError
+from gs_bench.suites import SuiteConfig, SuiteConfigError, check_positive
 
 SHIFTS = ("feature", "domain")
 #: domain-shift groups (LeBed Table 1: ACM / DBLP / Citation with one feature space); the
@@ -40,6 +41,34 @@ MODELS = ("gcn", "sage", "gat", "gin", "mlp")
 ESTIMATORS = ("lebed", "conf", "entropy", "atc_mc", "atc_ne", "thr_0.7", "thr_0.8", "thr_0.9")
 ORIENT = {"lebed": 1, "conf": -1, "entropy": 1, "atc_mc": 1, "atc_ne": 1, "thr_0.7": 1, "thr_0.8": 1, "thr_0.9": 1}
 
+
+@dataclass(frozen=True)
+class Grid:
+    """Grid axes of the suite (one job per combination and seed); checked by ``load_suite``."""
+
+    dataset: list[str]
+    shift: list[str]
+    model: list[str]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """``[settings]`` of the suite, the one place its keys and types are declared (strict
+    check in ``load_suite``). Defaults: section 3 (20 noise + 20 masking levels, 30 graphs per
+    domain and perturbation) and the LeBed re-training of eq. 4-8 (300 steps, epsilon 0.01)."""
+
+    noise_levels: int = 20
+    mask_levels: int = 20
+    max_epochs: int = 200
+    patience: int = 50
+    lebed_max_steps: int = 300
+    lebed_epsilon: float = 0.01
+    domain_graphs: int = 30
+    root: str | None = None
+
+    def __post_init__(self) -> None:
+        check_positive(self, "noise_levels", "mask_levels", "max_epochs", "patience",
+                       "lebed_max_steps", "domain_graphs")
 
 def validate(config: SuiteConfig) -> dict[str, str]:
     require_axes(config, "lebed", ("dataset", "shift", "model"))

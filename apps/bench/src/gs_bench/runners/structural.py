@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ import numpy as np
 
 from gs_bench.published import published
 from gs_bench.report import Figure, Table, fmt_mean_std, group_records, mean_std
-from gs_bench.suites import SuiteConfig, SuiteConfigError
+from gs_bench.suites import SuiteConfig, SuiteConfigError, check_positive
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,35 @@ STRATEGIES = ("popularity", "locality", "density", "random")
 def _canonical_method(name: str) -> str:
     return ALIASES.get(name, name)
 
+
+@dataclass(frozen=True)
+class Grid:
+    """Grid axes of the suite (one job per combination and seed); checked by ``load_suite``."""
+
+    dataset: list[str]
+    strategy: list[str]
+    ratio: list[str]
+    method: list[str]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """``[settings]`` of the suite, the one place its keys and types are declared (strict
+    check in ``load_suite``). Defaults: appendix F of the paper (Adam lr 3e-4, weight decay
+    1e-5, patience 50, ensembles of 5, k = 10 domains); ``root = "shared"`` reads
+    ``$GS_SHARED_DATA``."""
+
+    model: str = "structural-shifts-base"
+    lr: float = 3e-4
+    weight_decay: float = 1e-5
+    max_epochs: int = 1000
+    patience: int = 50
+    ensemble_size: int = 5
+    domains: int = 10
+    root: str | None = None
+
+    def __post_init__(self) -> None:
+        check_positive(self, "lr", "max_epochs", "patience", "ensemble_size", "domains")
 
 def validate(config: SuiteConfig) -> dict[str, str]:
     """Check datasets, strategies, ratios and methods before any job starts."""
