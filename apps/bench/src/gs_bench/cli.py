@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -76,6 +77,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, required=True, help="results folder (created; re-use it to resume)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--report", choices=FORMATS, default="md", help="report written at the end (default: md)")
+    run.add_argument("--dry-run", action="store_true", help="validate the suite and count its jobs; run nothing")
 
     rep = sub.add_parser("report", help="write the report of a results folder", description="Write paper-layout tables and figures for the results in DIR into DIR/report/.")
     rep.add_argument("dir", type=Path, help="results folder written by `gs-bench run`")
@@ -85,7 +87,18 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Stopped(KeyboardInterrupt):
+    """Raised in the main thread by the SIGTERM handler (SIGINT raises KeyboardInterrupt)."""
+
+
+def _on_sigterm(signum, frame) -> None:  # noqa: ARG001 - signal handler signature
+    raise _Stopped
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``gs-bench``. Every failure ends in one line on stderr: exit 2 for a bad
+    input (suite, folder, lock), 1 for failed jobs or an internal error, 130 / 143 when stopped
+    by SIGINT / SIGTERM."""
     parser = _build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -95,6 +108,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (e.g. called from a test thread): keep the default
+        previous = None
+    try:
+        return _dispatch(parser, args)
+    except KeyboardInterrupt as exc:
+        name = "SIGTERM" if isinstance(exc, _Stopped) else "SIGINT"
+        out = getattr(args, "out", None) if args.command == "run" else None
+        where = ""
+        if out is not None:
+            from gs_bench.store import ResultsStore
+
+            where = (f"; {len(ResultsStore(out).keys())} finished record(s) kept in {Path(out) / 'results'}; "
+                     "run the same command again to resume")
+        print(f"gs-bench: stopped by {name}{where}", file=sys.stderr)
+        return 143 if name == "SIGTERM" else 130
+    except Exception as exc:  # noqa: BLE001 - one line instead of a traceback; -v shows it
+        if getattr(args, "verbose", False):
+            logging.getLogger("gs_bench").exception("internal error")
+        print(f"gs-bench: internal error (a bug, please report it): {type(exc).__name__}: "
+              f"{str(exc).splitlines()[0] if str(exc) else ''} (run with -v for the traceback)",
+              file=sys.stderr)
+        return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return " ".join(text.split()) if text else type(exc).__name__
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from gs_bench.store import LockedError
+
     if args.command == "demo":
         from gs_bench.demo import run_demo
 
@@ -120,19 +171,30 @@ def main(argv: Sequence[str] | None = None) -> int:
                 workers=args.workers,
                 progress=not args.no_progress,
                 report_format=args.report,
+                dry_run=args.dry_run,
             )
         except SuiteConfigError as exc:
-            print(f"gs-bench: cannot start: {exc}", file=sys.stderr)
+            print(f"gs-bench: cannot start: {_one_line(exc)}", file=sys.stderr)
+            return 2
+        except LockedError as exc:
+            print(f"gs-bench: cannot start: {_one_line(exc)}", file=sys.stderr)
+            return 2
+        except (OSError, ValueError) as exc:
+            print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
             return 2
     if args.command == "report":
         from gs_bench.report import build_report
+        from gs_bench.run import print_quarantine
+        from gs_bench.store import ResultsStore
 
         try:
             path = build_report(args.dir, args.format)
-        except ValueError as exc:
-            print(f"gs-bench: {exc}", file=sys.stderr)
+        except (ValueError, OSError) as exc:
+            print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
+            print_quarantine(ResultsStore(args.dir))
             return 2
         print(f"report written to {path}")
+        print_quarantine(ResultsStore(args.dir))
         return 0
     if args.command == "list":
         from gs_bench.listing import print_listing

@@ -2,6 +2,13 @@
 
 Both executors call the same function, :func:`run_one`, with the same arguments, so a job
 gives the same record whichever executor ran it (CPU runs are deterministic given the seed).
+
+Local worker processes die with their parent: on Linux the kernel sends them ``SIGKILL`` when
+the parent dies (``PR_SET_PDEATHSIG``), and on every platform a watchdog thread in each worker
+exits it as soon as its parent process is gone, so a ``kill -9`` of ``gs-bench run`` leaves no
+orphan computing or waiting. Workers ignore ``SIGINT`` (a Ctrl-C reaches the whole process
+group): the parent stops them itself, so an interrupt gives one line, not one traceback per
+worker.
 """
 
 from __future__ import annotations
@@ -11,7 +18,10 @@ import json
 import logging
 import os
 import platform
+import signal
 import subprocess
+import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -76,6 +86,45 @@ def _load(path: str) -> Callable[..., dict[str, Any]]:
     return getattr(importlib.import_module(module), attr)
 
 
+_WATCHDOG_PERIOD_S = 0.5
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Initializer of a local worker process: exit as soon as ``parent_pid`` is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        except (OSError, AttributeError):  # pragma: no cover - the watchdog still covers it
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the death signal was armed
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(_WATCHDOG_PERIOD_S)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="gs-bench-parent-watchdog", daemon=True).start()
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Terminate the workers of ``pool`` at once (their running jobs leave no record)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(timeout=5)
+        if proc.is_alive():  # pragma: no cover - ignored SIGTERM
+            proc.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
 def run_one(runner: str, job: dict[str, Any], log_path: str | None = None) -> dict[str, Any]:
     """Run one job in this process and return its record (never raises: errors are recorded)."""
     handler = None
@@ -103,8 +152,13 @@ def run_one(runner: str, job: dict[str, Any], log_path: str | None = None) -> di
     except Exception as exc:  # noqa: BLE001 - a failing job must not stop the others
         logging.getLogger(__name__).exception("job %s failed", job.get("key"))
         metrics, status, error = {}, "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
-    finally:
+    except BaseException:  # interrupted: no record will be written, say so
+        jlog.warning("job %s interrupted after %.1f s; no record written", job.get("key"),
+                     time.perf_counter() - start)
+        raise
+    else:
         jlog.info("job %s finished in %.1f s", job.get("key"), time.perf_counter() - start)
+    finally:
         if handler is not None:
             root.removeHandler(handler)
             handler.close()
@@ -152,7 +206,10 @@ def execute(
         import multiprocessing as mp
 
         ctx = mp.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=ctx, initializer=_die_with_parent, initargs=(os.getpid(),)
+        )
+        try:
             pending = {
                 pool.submit(run_one, runner, job, str(store.log_path(job["key"]))) for job in todo
             }
@@ -160,6 +217,10 @@ def execute(
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in finished:
                     _finish(fut.result())
+        except BaseException:  # interrupt or error: stop the workers now, keep what finished
+            _stop_pool(pool)
+            raise
+        pool.shutdown(wait=True)
     return done
 
 

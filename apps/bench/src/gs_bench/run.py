@@ -11,10 +11,10 @@ from typing import Any
 from gs_bench.executors import environment, execute
 from gs_bench.report import build_report
 from gs_bench.runners import RUNNERS, load_runner
-from gs_bench.store import ResultsStore, atomic_write_text
+from gs_bench.store import ResultsStore, RunLock, atomic_write_text
 from gs_bench.suites import SuiteConfig, expand_jobs, load_suite
 
-__all__ = ["run_suite", "plan_jobs"]
+__all__ = ["run_suite", "plan_jobs", "print_quarantine"]
 log = logging.getLogger(__name__)
 
 
@@ -42,16 +42,44 @@ def run_suite(
     workers: int = 1,
     progress: bool = True,
     report_format: str | None = "md",
+    dry_run: bool = False,
 ) -> int:
-    """Run ``suite`` with ``profile`` into ``out``; returns a process exit code."""
+    """Run ``suite`` with ``profile`` into ``out``; returns a process exit code.
+
+    ``out`` is locked for the whole run (:class:`gs_bench.store.RunLock`): a second concurrent
+    run on it raises :class:`gs_bench.store.LockedError`. ``dry_run`` validates and plans only.
+    """
     config = load_suite(suite, profile)
     axes = dict(axes or {})
     if "method" in axes and "method" not in config.grid and "model" in config.grid:
         axes["model"] = axes.pop("method")  # the edgewise suite compares models, not methods
     config = config.with_overrides(seeds=seeds, axes=axes)
     jobs, env = plan_jobs(config)
+    if dry_run:
+        print(f"{config.suite} ({config.profile}): {len(jobs)} jobs; the suite is valid "
+              "(dry run, nothing started)", file=sys.stderr)
+        return 0
     store = ResultsStore(out)
     store.root.mkdir(parents=True, exist_ok=True)
+    with RunLock(store.root):
+        return _run_locked(config, jobs, env, store, executor=executor, address=address,
+                           workers=workers, progress=progress, report_format=report_format)
+
+
+def print_quarantine(store: ResultsStore) -> None:
+    """One stderr line per record in quarantine (moved there by this run or an earlier one)."""
+    files = store.quarantine_files()
+    if not files:
+        return
+    reasons = {p: r for p, r in store.quarantined}
+    print(f"skipped {len(files)} unreadable record(s), kept in {store.quarantine_dir} "
+          "(their jobs run again on the next `gs-bench run`; delete the files once checked):",
+          file=sys.stderr)
+    for p in files:
+        print(f"  {p.name}" + (f": {reasons[p]}" if p in reasons else ""), file=sys.stderr)
+
+
+def _run_locked(config, jobs, env, store, *, executor, address, workers, progress, report_format) -> int:
     atomic_write_text(
         store.root / f"run-{config.suite}.json",
         json.dumps(
@@ -100,4 +128,5 @@ def run_suite(
     if report_format:
         path = build_report(store.root, report_format)
         print(f"report: {path}", file=sys.stderr)
+    print_quarantine(store)
     return 1 if failed else 0

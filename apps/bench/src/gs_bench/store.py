@@ -13,26 +13,65 @@ A record is written to a temporary file in the same folder and renamed into plac
 command skips every job whose record exists: an interrupted run resumes with nothing lost
 and nothing duplicated. Jobs that failed are recorded too (with the error) and are run
 again by the next invocation.
+
+A record that cannot be read (truncated, not JSON, not a record of this store: wrong key,
+no job, unknown suite) is never fatal: it is moved to ``results/quarantine/`` with a warning
+naming its path and the reason (:attr:`ResultsStore.quarantined`), so ``report`` reports the
+good records and ``run`` runs that job again.
+
+While ``gs-bench run`` writes into ``OUT`` it holds ``OUT/.lock`` (:class:`RunLock`, holding
+host, pid and start time), so a second concurrent ``run`` on the same folder stops with a
+message naming the holder instead of doing all the work twice. A lock left by a process that
+no longer runs on this host (``kill -9``, power loss) is stale and is taken over with a warning.
 """
 
 from __future__ import annotations
 
+import datetime
+import errno
 import json
+import logging
 import os
+import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ResultsStore", "atomic_write_text"]
+__all__ = [
+    "ResultsStore", "RunLock", "LockedError", "CorruptRecordError", "atomic_write_text", "QUARANTINE",
+]
+
+log = logging.getLogger(__name__)
+QUARANTINE = "quarantine"
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where Linux allows (``/proc``): setting it
+    to read it would briefly affect files other threads create."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename)."""
+    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename).
+
+    The file gets the permissions a plain ``open(path, "w")`` would give (``0o666`` minus the
+    umask), not the ``0o600`` of :func:`tempfile.mkstemp`.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
@@ -44,6 +83,108 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+class CorruptRecordError(ValueError):
+    """A file in ``results/`` is not a readable record of this store (the message names it)."""
+
+
+class LockedError(RuntimeError):
+    """Another live ``gs-bench run`` holds the lock of the output folder."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (exited, not yet reaped) is not a live holder
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+class RunLock:
+    """Exclusive lock of an output folder: ``OUT/.lock`` holding ``{"host", "pid", "started"}``.
+
+    Created with ``O_CREAT | O_EXCL`` (atomic on local file systems). A lock whose holder ran
+    on this host and is no longer alive is stale: it is replaced with a warning. A lock of a live
+    process, or of another host (whose processes cannot be checked from here), raises
+    :class:`LockedError` naming the holder and the file to delete if that run is known dead.
+    Use as a context manager; the lock file is removed on exit.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]):
+        self.path = Path(root) / ".lock"
+        self.held = False
+
+    def holder(self) -> dict[str, Any] | None:
+        """The content of the lock file, ``None`` without one, ``{}`` when unreadable."""
+        try:
+            info = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return {}
+        return info if isinstance(info, dict) else {}
+
+    def is_stale(self, info: dict[str, Any]) -> bool:
+        if info.get("host") != socket.gethostname():
+            return False
+        pid = info.get("pid")
+        return not isinstance(pid, int) or not _pid_alive(pid)
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        me = {"host": socket.gethostname(), "pid": os.getpid(),
+              "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+        for _ in range(3):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+            except FileExistsError:
+                info = self.holder()
+                if info is None:
+                    continue  # released meanwhile: try again
+                if info and not self.is_stale(info):
+                    raise LockedError(
+                        f"{self.path.parent} is in use by another gs-bench run (host {info.get('host')}, "
+                        f"pid {info.get('pid')}, started {info.get('started')}); wait for it to finish, "
+                        f"or use another --out. If that run is dead, delete {self.path}"
+                    ) from None
+                if not info:  # empty or unreadable: a writer died between create and write
+                    log.warning("removing unreadable lock file %s", self.path)
+                else:
+                    log.warning(
+                        "removing stale lock %s of pid %s on %s (that process no longer runs)",
+                        self.path, info.get("pid"), info.get("host"),
+                    )
+                try:
+                    self.path.unlink()
+                except FileNotFoundError:
+                    pass
+                continue
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(me))
+            self.held = True
+            return
+        raise LockedError(f"could not take the lock {self.path}: it keeps changing hands")
+
+    def release(self) -> None:
+        if self.held:
+            info = self.holder()
+            if info and info.get("pid") == os.getpid():
+                self.path.unlink(missing_ok=True)
+            self.held = False
+
+    def __enter__(self) -> RunLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
 class ResultsStore:
     """Folder of per-job JSON records (see the module docstring for the layout)."""
 
@@ -51,6 +192,9 @@ class ResultsStore:
         self.root = Path(root)
         self.results_dir = self.root / "results"
         self.logs_dir = self.root / "logs"
+        self.quarantine_dir = self.results_dir / QUARANTINE
+        #: ``(new path, reason)`` of every record this object moved to quarantine
+        self.quarantined: list[tuple[Path, str]] = []
 
     def path_for(self, key: str) -> Path:
         return self.results_dir / f"{key}.json"
@@ -64,13 +208,12 @@ class ResultsStore:
         return self.path_for(key).is_file()
 
     def is_done(self, key: str) -> bool:
-        """Whether ``key`` finished successfully (failed jobs are run again on a re-run)."""
+        """Whether ``key`` finished successfully (failed jobs are run again on a re-run; a
+        corrupt record is quarantined and its job counts as not done)."""
         if not self.has(key):
             return False
-        try:
-            return self.get(key).get("status", "ok") == "ok"
-        except (OSError, ValueError):
-            return False
+        rec = self._read_or_quarantine(self.path_for(key))
+        return rec is not None and rec.get("status", "ok") == "ok"
 
     def put(self, key: str, record: dict[str, Any]) -> Path:
         if record.get("key") not in (None, key):
@@ -81,7 +224,70 @@ class ResultsStore:
         return path
 
     def get(self, key: str) -> dict[str, Any]:
-        return json.loads(self.path_for(key).read_text(encoding="utf-8"))
+        """The record of ``key``; :class:`CorruptRecordError` naming the file when it is not one."""
+        path = self.path_for(key)
+        try:
+            rec = json.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            raise CorruptRecordError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+        except json.JSONDecodeError as exc:
+            raise CorruptRecordError(f"{path}: not valid JSON (truncated or damaged: {exc})") from None
+        if not isinstance(rec, dict):
+            raise CorruptRecordError(f"{path}: not a result record (a JSON {type(rec).__name__})")
+        if rec.get("key") != key:
+            raise CorruptRecordError(
+                f"{path}: foreign record (its key is {rec.get('key')!r}, the file name says {key!r})"
+            )
+        return rec
+
+    @staticmethod
+    def check_record(rec: dict[str, Any]) -> None:
+        """Raise :class:`CorruptRecordError` unless ``rec`` is a complete job record."""
+        from gs_bench.runners import RUNNERS
+
+        job = rec.get("job")
+        if not isinstance(job, dict) or not isinstance(job.get("params"), dict):
+            raise CorruptRecordError("no job description (not written by gs-bench run)")
+        if job.get("suite") not in RUNNERS:
+            raise CorruptRecordError(f"foreign record of an unknown suite {job.get('suite')!r}")
+        if rec.get("status") not in ("ok", "error") or not isinstance(rec.get("metrics"), dict):
+            raise CorruptRecordError("no status 'ok' / 'error' or no metrics table")
+
+    def quarantine(self, path: Path, reason: str) -> Path:
+        """Move ``path`` to ``results/quarantine/`` (never overwriting) and warn with both paths."""
+        self.quarantine_dir.mkdir(parents=True, exist_ok=True)
+        dest = self.quarantine_dir / path.name
+        i = 1
+        while dest.exists():
+            dest = self.quarantine_dir / f"{path.stem}.{i}{path.suffix}"
+            i += 1
+        try:
+            os.replace(path, dest)
+        except FileNotFoundError:  # another process moved it first
+            return dest
+        log.warning("skipped unreadable result record %s (%s); moved it to %s", path, reason, dest)
+        self.quarantined.append((dest, reason))
+        return dest
+
+    def _read_or_quarantine(self, path: Path, *, complete: bool = False) -> dict[str, Any] | None:
+        try:
+            rec = self.get(path.stem)
+            if complete:
+                self.check_record(rec)
+        except CorruptRecordError as exc:
+            self.quarantine(path, str(exc).removeprefix(f"{path}: "))
+            return None
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT,):
+                return None
+            raise
+        return rec
+
+    def quarantine_files(self) -> list[Path]:
+        """Every file in ``results/quarantine/`` (this run's and earlier ones)."""
+        if not self.quarantine_dir.is_dir():
+            return []
+        return sorted(p for p in self.quarantine_dir.iterdir() if p.is_file())
 
     def keys(self) -> list[str]:
         if not self.results_dir.is_dir():
@@ -89,8 +295,11 @@ class ResultsStore:
         return sorted(p.stem for p in self.results_dir.glob("*.json") if not p.name.startswith("."))
 
     def records(self) -> Iterator[dict[str, Any]]:
+        """The complete records; corrupt or foreign ones are quarantined and skipped."""
         for key in self.keys():
-            yield self.get(key)
+            rec = self._read_or_quarantine(self.path_for(key), complete=True)
+            if rec is not None:
+                yield rec
 
     def __len__(self) -> int:
         return len(self.keys())
