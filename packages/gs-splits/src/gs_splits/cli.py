@@ -30,11 +30,18 @@ node, density = local clustering coefficient, random = uniform baseline; extra: 
 kcore, eigenvector, betweenness (approximate).
 
 Graph files: .mat (edges or adjacency, e.g. the paper's CoraML), .npz (edge_index or a
-scipy.sparse adjacency), .npy (2, E) array, or a text edge list ('u v' per line, ids 0..n-1).
+scipy.sparse adjacency), .npy (2, E) array, or a text edge list ('u v' per line, ids 0..n-1;
+'#' comments; columns after the first two, e.g. weights, are ignored with a warning).
 The graph is made undirected and simple (self-loops and duplicates dropped, isolated nodes
-kept); what was changed is printed and stored in the split's metadata.
+kept); what was changed is printed and stored in the split's metadata. Node ids with large
+gaps are refused unless --relabel numbers them 0..k-1 (mapping saved as OUT.node_ids.npy).
 
-Writes OUT.npz (masks, sigma, domains) and OUT.json (metadata)."""
+When more than --tie-fraction of the nodes share one property value (e.g. clustering 0),
+the split inside that group is the seeded tie-break, not the property: a warning, or an
+error with --fail-on-ties. metadata["ties"] always describes the largest tie group.
+
+Writes OUT.npz (masks, sigma, domains) and OUT.json (metadata). Errors are one line naming
+the file, exit status 2."""
 
 _REPORT_HELP = """\
 Explain a split: part sizes, property / degree / class / graph-distance distributions
@@ -57,15 +64,42 @@ def _sizes(text: str) -> tuple[float, ...] | str:
     return vals
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1], got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {value}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2) instead of the usage block."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog="gs-splits",
         description="Structural and scientific distribution-shift splits for graphs (no torch needed).",
         epilog="Run 'gs-splits make --help' or 'gs-splits report --help' for details.",
     )
     ap.add_argument("--version", action="version", version=f"gs-splits {__version__}")
     ap.add_argument("-v", "--verbose", action="store_true", help="log progress and graph normalisation details")
-    sub = ap.add_subparsers(dest="command", required=True)
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     mk = sub.add_parser("make", help="create a split file from a graph", description=_MAKE_HELP,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -78,8 +112,14 @@ def _parser() -> argparse.ArgumentParser:
                     help="fractions in_train,in_valid,in_test,out_valid,out_test summing to 1, or a paper preset "
                          "50:50 (default 0.3,0.1,0.1,0.1,0.4), 70:30, 90:10")
     mk.add_argument("--seed", type=int, default=0, help="random seed (ties, ID shuffle; default 0)")
-    mk.add_argument("--num-nodes", type=int, default=None, help="number of nodes if the highest ids have no edges")
-    mk.add_argument("--domains", type=int, default=10, help="number of property domains stored per node (appendix F, default 10)")
+    mk.add_argument("--num-nodes", type=_positive_int, default=None, help="number of nodes if the highest ids have no edges (>= 1)")
+    mk.add_argument("--domains", type=_positive_int, default=10, help="number of property domains stored per node (appendix F, default 10, >= 1)")
+    mk.add_argument("--relabel", action="store_true",
+                    help="number the node ids that occur 0..k-1 (for ids with gaps); writes OUT.node_ids.npy, the original id of each node")
+    mk.add_argument("--fail-on-ties", action="store_true",
+                    help="fail (exit 2) instead of warning when more than --tie-fraction of the nodes share one property value")
+    mk.add_argument("--tie-fraction", type=_fraction, default=None,
+                    help="largest tolerated tie group, as a fraction of the nodes (default 0.5)")
     mk.add_argument("--out", "-o", type=Path, required=True, help="output path stem: writes OUT.npz and OUT.json")
 
     rp = sub.add_parser("report", help="Markdown summary and figures of a split", description=_REPORT_HELP,
@@ -89,6 +129,8 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--labels", type=Path, default=None, help=".npy class labels (default: from the graph file if it has them)")
     rp.add_argument("--out-dir", "-o", type=Path, required=True, help="folder for report.md and the PNG figures")
     rp.add_argument("--no-figures", action="store_true", help="write only the Markdown summary")
+    rp.add_argument("--allow-other-graph", action="store_true",
+                    help="report even if the graph is not the one the split was made from (fingerprint differs)")
     rp.add_argument("--no-tsne", action="store_true", help="skip the t-SNE feature-space picture (slowest figure)")
     rp.add_argument("--tsne-max-nodes", type=int, default=5000, help="t-SNE on a random sample of at most this many nodes (default 5000)")
     rp.add_argument("--distance-sources", type=int, default=64, help="BFS sources sampled per group for graph distances (default 64)")
@@ -100,76 +142,117 @@ def _make(args: argparse.Namespace) -> int:
     import numpy as np
 
     from gs_splits.io import load_graph
-    from gs_splits.split import structural_split
+    from gs_splits.split import TIE_WARNING_FRACTION, _atomic_write, _paths, structural_split
 
-    gf = load_graph(args.graph)
+    gf = load_graph(args.graph, relabel=args.relabel, num_nodes=args.num_nodes)
     strategy = args.strategy
     if args.property_file is not None:
-        strategy = np.load(args.property_file, allow_pickle=False)
+        strategy = _load_npy(args.property_file, "property file")
     t = time.perf_counter()
-    split = structural_split(gf.graph, strategy, sizes=args.sizes, seed=args.seed,
-                             num_nodes=args.num_nodes or gf.num_nodes, num_domains=args.domains)
+    try:
+        split = structural_split(gf.graph, strategy, sizes=args.sizes, seed=args.seed,
+                                 num_nodes=args.num_nodes if args.num_nodes is not None else gf.num_nodes,
+                                 num_domains=args.domains,
+                                 on_ties="raise" if args.fail_on_ties else "warn",
+                                 tie_fraction=args.tie_fraction or TIE_WARNING_FRACTION)
+    except (ValueError, TypeError) as exc:  # name the input file the problem came from
+        raise ValueError(f"{args.graph}: {exc}") from None
     split.metadata["graph_file"] = str(args.graph)
     if args.property_file is not None:
         split.metadata["property_file"] = str(args.property_file)
+    ids_path = None
+    if gf.node_ids is not None:
+        npz, _ = _paths(args.out)
+        ids_path = npz.with_name(npz.name[: -len(".npz")] + ".node_ids.npy")
+        split.metadata["relabel"] = {"node_ids_file": ids_path.name, "num_ids": int(gf.node_ids.size),
+                                     "rule": "node i is the i-th smallest original id"}
     path = split.save(args.out)
+    if ids_path is not None:
+        _atomic_write(ids_path, lambda f: np.save(f, gf.node_ids))
     gn = split.metadata["graph_normalisation"]
     print(f"graph: {split.metadata['num_nodes']} nodes, {gn['num_edges']} undirected edges "
           f"(removed {gn['self_loops']} self-loops, {gn['duplicate_edges']} duplicates; symmetrised "
           f"{gn['one_directional_pairs']} one-directional edges; {gn['isolated_nodes']} isolated nodes kept)")
     print(f"split ({split.metadata['strategy']}, seed {args.seed}) in {time.perf_counter() - t:.2f} s: "
           + ", ".join(f"{k} {v}" for k, v in split.sizes().items()))
-    print(f"wrote {path} and {path.with_suffix('.json')}")
+    print(f"wrote {path} and {path.with_suffix('.json')}" + (f" and {ids_path}" if ids_path else ""))
     return 0
+
+
+def _load_npy(path: Path, what: str):
+    import numpy as np
+
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} not found: {path}")
+    try:
+        return np.load(path, allow_pickle=False)
+    except Exception as exc:  # noqa: BLE001 - any reader failure names the file
+        raise ValueError(f"{path}: cannot read this {what} as a .npy array (truncated or damaged: "
+                         f"{type(exc).__name__}: {exc})") from None
 
 
 def _report(args: argparse.Namespace) -> int:
-    import numpy as np
+    import importlib.util
 
     from gs_splits.diagnostics import split_statistics, summarize_split
+    from gs_splits.graph import as_csr_graph
     from gs_splits.io import load_graph
-    from gs_splits.split import Split
+    from gs_splits.split import Split, _atomic_write
 
     split = Split.load(args.split)
-    gf = load_graph(args.graph)
-    labels = np.load(args.labels, allow_pickle=False) if args.labels else gf.labels
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    from gs_splits.graph import as_csr_graph
-
+    relabel = bool(split.metadata.get("relabel"))
+    gf = load_graph(args.graph, relabel=relabel, num_nodes=None if relabel else split.num_nodes)
+    labels = _load_npy(args.labels, "labels file") if args.labels else gf.labels
     g = as_csr_graph(gf.graph, split.num_nodes)
     fp = split.metadata.get("graph_fingerprint")
     if fp and fp != g.fingerprint():
-        print("warning: this graph is not the one the split was made from (fingerprint differs)", file=sys.stderr)
+        if not args.allow_other_graph:
+            raise ValueError(
+                f"{args.graph}: not the graph {args.split} was made from (fingerprint differs; made "
+                f"from {split.metadata.get('graph_file', 'an unknown file')}); pass that graph, or "
+                "--allow-other-graph to report anyway"
+            )
+        print(f"warning: {args.graph} is not the graph the split was made from (fingerprint differs); "
+              "reporting anyway (--allow-other-graph)", file=sys.stderr)
     md = summarize_split(split, g, labels, num_sources=args.distance_sources, seed=args.seed)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
     figures = []
-    if not args.no_figures:
-        try:
-            from gs_splits import plot
-        except ImportError as exc:  # pragma: no cover
-            print(f"figures skipped: {exc}", file=sys.stderr)
-        else:
-            stats = split_statistics(split, g, labels, num_sources=args.distance_sources, seed=args.seed)
-            jobs = [("statistics.png", "Appendix-A statistics", lambda: plot.plot_statistics(split, g, labels, stats=stats)),
-                    ("graph.png", "Split on the graph (appendix H)", lambda: plot.plot_graph(split, g, seed=args.seed))]
-            if gf.features is not None and not args.no_tsne:
+    if not args.no_figures and importlib.util.find_spec("matplotlib") is None:
+        print("figures skipped: matplotlib is not installed; pip install 'gs-splits[plot]' to get "
+              "them (the Markdown summary is written)", file=sys.stderr)
+        md += ("\n## Figures\n\nNot drawn: matplotlib is not installed. Install the plot extra, "
+               "`pip install 'gs-splits[plot]'`, and run the report again.\n")
+    elif not args.no_figures:
+        from gs_splits import plot
+
+        stats = split_statistics(split, g, labels, num_sources=args.distance_sources, seed=args.seed)
+        jobs = [("statistics.png", "Appendix-A statistics", lambda: plot.plot_statistics(split, g, labels, stats=stats)),
+                ("graph.png", "Split on the graph (appendix H)", lambda: plot.plot_graph(split, g, seed=args.seed))]
+        if gf.features is not None and not args.no_tsne:
+            if importlib.util.find_spec("sklearn") is None:
+                print("t-SNE figure skipped: scikit-learn is not installed; pip install 'gs-splits[plot]'",
+                      file=sys.stderr)
+            else:
                 jobs.append(("features_tsne.png", "Split in feature space, t-SNE (appendix I)",
                              lambda: plot.plot_features(split, gf.features, max_nodes=args.tsne_max_nodes, seed=args.seed)))
-            import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt
 
-            for name, title, make in jobs:
-                print(f"drawing {name} ...", file=sys.stderr)
-                fig = make()
-                fig.savefig(args.out_dir / name, dpi=110)
-                plt.close(fig)
-                figures.append((name, title))
+        for name, title, make in jobs:
+            print(f"drawing {name} ...", file=sys.stderr)
+            fig = make()
+            _atomic_write(args.out_dir / name, lambda f, fig=fig: fig.savefig(f, dpi=110, format="png"))
+            plt.close(fig)
+            figures.append((name, title))
     if figures:
         md += "\n## Figures\n\n" + "\n".join(f"### {t}\n\n![{t}]({n})\n" for n, t in figures)
     out = args.out_dir / "report.md"
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(md)
-    tmp.replace(out)
+    _atomic_write(out, lambda f: f.write(md.encode("utf-8")))
     print(f"wrote {out}" + "".join(f", {args.out_dir / n}" for n, _ in figures))
     return 0
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,9 +263,25 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "make":
             return _make(args)
         return _report(args)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        print(f"gs-splits {args.command}: error: {exc}", file=sys.stderr)
+    except (ValueError, TypeError) as exc:
+        print(f"gs-splits {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except OSError as exc:  # missing input, unwritable output, full disk: name the file
+        msg = str(exc) if exc.filename is None else f"{exc.filename}: {exc.strerror or exc}"
+        print(f"gs-splits {args.command}: error: {_one_line(msg)}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"gs-splits {args.command}: error: out of memory (a graph this large needs more RAM; "
+              "see the README's memory table)", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - one line instead of a traceback; -v shows it
+        if args.verbose:
+            import traceback
+
+            traceback.print_exc()
+        print(f"gs-splits {args.command}: internal error (a bug, please report it): "
+              f"{type(exc).__name__}: {_one_line(exc)} (run with -v for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

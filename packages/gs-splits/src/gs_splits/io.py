@@ -8,12 +8,35 @@ Formats (chosen by suffix):
 * ``.npz``: a ``scipy.sparse.save_npz`` adjacency, or arrays ``edge_index`` / ``edges``
   ``(2, E)`` with optional ``num_nodes``, ``labels`` / ``y``, ``features`` / ``x``;
 * ``.npy``: an edge array ``(2, E)`` or ``(E, 2)``;
-* anything else: a text edge list, one ``u v`` pair per line (whitespace or comma separated,
-  ``#`` comments), integer node ids ``0..n-1``.
+* anything else: a text edge list, one ``u v`` pair per line, integer node ids ``0..n-1``.
+
+Text edge lists
+---------------
+* ``#`` starts a comment (whole line or end of line); comments and blank lines are ignored,
+  also when choosing the delimiter: the file is comma separated when a non-comment line has
+  a comma, otherwise whitespace separated.
+* **Extra columns** (a weight, a timestamp, ...): every line must have the same number of
+  columns, at least two. The first two are the node ids (non-negative integers); any further
+  columns are ignored, whatever they hold (integer, float or text), with one logged warning
+  that says how many were ignored. A line with a different number of columns, or an id that
+  is not a non-negative integer, is an error naming the file and the line number.
+
+Sparse node ids
+---------------
+Node ids index arrays of length ``max id + 1``. When the ids leave more than half of
+``0..max id`` unused and more than :data:`SPARSE_ID_SLACK` ids unused, :func:`load_graph`
+raises a ``ValueError`` suggesting ``relabel=True`` (``gs-splits make --relabel``) instead of
+allocating memory for ids that do not exist. With ``relabel=True`` the ids that occur are
+mapped to ``0..k-1`` in ascending order; ``GraphFile.node_ids[i]`` is the original id of node
+``i`` (the CLI saves it beside the split as ``OUT.node_ids.npy``).
+
+Every failure to read a file is a ``ValueError`` whose message starts with the file's path.
 """
 
 from __future__ import annotations
 
+import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +44,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["GraphFile", "load_graph"]
+__all__ = ["GraphFile", "load_graph", "read_edge_list", "SPARSE_ID_SLACK"]
+
+log = logging.getLogger(__name__)
+
+#: Unused ids below the largest id tolerated before :func:`load_graph` asks for ``relabel``.
+SPARSE_ID_SLACK = 10_000
 
 
 @dataclass
@@ -32,6 +60,7 @@ class GraphFile:
     num_nodes: int | None
     labels: np.ndarray | None = None
     features: Any = None
+    node_ids: np.ndarray | None = None
 
 
 def _labels(v: Any) -> np.ndarray | None:
@@ -45,11 +74,144 @@ def _labels(v: Any) -> np.ndarray | None:
     return v.ravel()
 
 
-def load_graph(path: str | Path) -> GraphFile:
-    """Read a graph file (see the module docstring for the formats)."""
+def _int_ids(e: np.ndarray, p: Path) -> np.ndarray:
+    e = np.asarray(e)
+    if e.dtype == bool or e.dtype.kind not in "iuf":
+        raise ValueError(f"{p}: node ids must be integers, got an array of dtype {e.dtype}")
+    if e.dtype.kind == "f":
+        if not (np.all(np.isfinite(e)) and np.all(e == np.round(e))):
+            raise ValueError(f"{p}: node ids must be integers, got non-integer values")
+    if e.size and e.min() < 0:
+        raise ValueError(f"{p}: node ids must be >= 0, found {int(e.min())}")
+    if e.size and e.max() >= 2**62:
+        raise ValueError(f"{p}: node id {e.max()} is too large")
+    return e.astype(np.int64)
+
+
+def _edges_2xE(e: Any, p: Path, what: str) -> np.ndarray:
+    e = np.asarray(e)
+    if sp.issparse(e) or e.ndim != 2 or 2 not in e.shape:
+        raise ValueError(f"{p}: {what} must be an edge array of shape (2, E) or (E, 2), got shape {np.shape(e)}")
+    if e.shape[0] != 2:
+        e = e.T
+    return _int_ids(e, p)
+
+
+def read_edge_list(p: Path) -> np.ndarray:
+    """Read a text edge list (rules in the module docstring); returns ``(2, E)`` int64."""
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{p}: not a text edge list (not UTF-8 text: {exc.reason} at byte {exc.start})") from None
+    rows: list[tuple[int, str]] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        body = line.split("#", 1)[0].strip()
+        if body:
+            rows.append((lineno, body))
+    if not rows:
+        raise ValueError(f"{p}: the edge list is empty (no lines with 'u v')")
+    comma = any("," in body for _, body in rows)
+    split = (lambda b: [c.strip() for c in b.split(",")]) if comma else str.split
+    ncols = len(split(rows[0][1]))
+    if ncols < 2:
+        raise ValueError(f"{p}: line {rows[0][0]}: each line needs two node ids 'u v', got {rows[0][1]!r}")
+    first: list[str] = []
+    second: list[str] = []
+    for lineno, body in rows:
+        cols = split(body)
+        if len(cols) != ncols:
+            raise ValueError(
+                f"{p}: line {lineno} has {len(cols)} column(s), the first data line {ncols}; "
+                "every line needs the same columns (u v [extra ...])"
+            )
+        first.append(cols[0])
+        second.append(cols[1])
+    try:
+        src = np.array(first, dtype=np.int64)
+        dst = np.array(second, dtype=np.int64)
+        bad_sign = bool(src.size) and min(int(src.min()), int(dst.min())) < 0
+    except (ValueError, OverflowError):
+        bad_sign = True
+    if bad_sign:
+        for (lineno, _), u, v in zip(rows, first, second, strict=True):
+            for tok in (u, v):
+                if not re.fullmatch(r"\+?\d{1,18}", tok):
+                    raise ValueError(f"{p}: line {lineno}: node id {tok!r} is not a non-negative integer")
+        raise ValueError(f"{p}: node ids must be non-negative integers below 10**18")
+    if ncols and ncols > 2:
+        log.warning("%s: ignored %d extra column(s) after 'u v' on every line (weights / "
+                    "timestamps are not used by the splits)", p, ncols - 2)
+    return np.stack([src, dst])
+
+
+def _relabel_or_check(gf: GraphFile, p: Path, relabel: bool, num_nodes: int | None) -> GraphFile:
+    """Apply ``relabel`` to an edge-array graph, or refuse ids that are mostly unused."""
+    e = gf.graph
+    if sp.issparse(e) or not isinstance(e, np.ndarray) or e.size == 0:
+        if relabel and sp.issparse(e):
+            raise ValueError(f"{p}: --relabel applies to edge lists; this file holds an adjacency matrix (ids are 0..n-1 already)")
+        return gf
+    if relabel:
+        if num_nodes is not None or gf.labels is not None or gf.features is not None:
+            raise ValueError(
+                f"{p}: relabel cannot be combined with num_nodes, labels or features (their rows "
+                "follow the original ids); relabel the file yourself or drop relabel"
+            )
+        ids, inverse = np.unique(e, return_inverse=True)
+        return GraphFile(inverse.reshape(e.shape).astype(np.int64), int(ids.size), node_ids=ids)
+    n = gf.num_nodes if gf.num_nodes is not None else int(e.max()) + 1
+    if num_nodes is not None:
+        n = max(n, int(num_nodes))
+    used = int(np.unique(e).size) if n > SPARSE_ID_SLACK else n
+    if num_nodes is None and gf.num_nodes is None and n - used > max(used, SPARSE_ID_SLACK):
+        raise ValueError(
+            f"{p}: node ids are sparse: {used} distinct ids but the largest is {n - 1}, so "
+            f"{n} nodes would be allocated; use relabel (gs-splits make --relabel) to number "
+            "the ids that occur 0..k-1 (the mapping is saved beside the split)"
+        )
+    return gf
+
+
+def load_graph(path: str | Path, *, relabel: bool = False, num_nodes: int | None = None) -> GraphFile:
+    """Read a graph file (see the module docstring for the formats and rules).
+
+    Parameters
+    ----------
+    path : path of the graph file
+    relabel : bool, default False
+        Number the node ids that occur ``0..k-1`` (ascending); ``GraphFile.node_ids`` maps back.
+    num_nodes : int, optional
+        The caller's node count (only used for the sparse-id check: giving it says that the
+        unused ids are real isolated nodes).
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    ValueError
+        The file cannot be read as a graph (truncated, damaged, wrong content); the message
+        starts with its path.
+    """
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"graph file not found: {p}")
+    if p.is_dir():
+        raise ValueError(f"{p}: is a folder, not a graph file")
+    try:
+        gf = _load_graph(p)
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any parser failure names the file
+        if isinstance(exc, ValueError) and str(exc).startswith(str(p)):
+            raise
+        raise ValueError(
+            f"{p}: cannot read this {p.suffix or 'text'} graph file (truncated, damaged or another "
+            f"format: {type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
+        ) from None
+    return _relabel_or_check(gf, p, relabel, num_nodes)
+
+
+def _load_graph(p: Path) -> GraphFile:
     suffix = p.suffix.lower()
     if suffix == ".mat":
         from scipy.io import loadmat
@@ -58,11 +220,9 @@ def load_graph(path: str | Path) -> GraphFile:
         feats = next((d[k] for k in ("features", "attrb", "X") if k in d), None)
         labels = _labels(next((d[k] for k in ("labels", "group", "y") if k in d), None))
         if "edges" in d:
-            e = np.asarray(d["edges"])
-            if e.shape[0] != 2 and e.ndim == 2 and e.shape[1] == 2:
-                e = e.T
+            e = _edges_2xE(d["edges"], p, "'edges'")
             n = labels.size if labels is not None else (feats.shape[0] if feats is not None else None)
-            return GraphFile(e.astype(np.int64), n, labels, feats)
+            return GraphFile(e, n, labels, feats)
         for k in ("network", "adjacency", "adj_matrix", "A"):
             if k in d:
                 a = sp.csr_array(d[k])
@@ -77,21 +237,15 @@ def load_graph(path: str | Path) -> GraphFile:
             key = next((k for k in ("edge_index", "edges") if k in files), None)
             if key is None:
                 raise ValueError(f"{p}: expected arrays 'edge_index' or 'edges' (2, E), or a scipy.sparse.save_npz file; found {sorted(files)}")
-            n = int(z["num_nodes"]) if "num_nodes" in files else None
+            n = None
+            if "num_nodes" in files:
+                nn = np.asarray(z["num_nodes"])
+                if nn.size != 1 or nn.dtype.kind not in "iu" or int(nn.ravel()[0]) < 1:
+                    raise ValueError(f"{p}: 'num_nodes' must be one positive integer, got {nn.ravel()[:3]}")
+                n = int(nn.ravel()[0])
             labels = _labels(next((z[k] for k in ("labels", "y") if k in files), None))
             feats = next((z[k] for k in ("features", "x") if k in files), None)
-            return GraphFile(z[key].astype(np.int64), n, labels, feats)
+            return GraphFile(_edges_2xE(z[key], p, f"'{key}'"), n, labels, feats)
     if suffix == ".npy":
-        e = np.load(p, allow_pickle=False)
-        if e.ndim == 2 and e.shape[0] != 2 and e.shape[1] == 2:
-            e = e.T
-        return GraphFile(e, None)
-    try:
-        e = np.loadtxt(p, comments="#", delimiter=None if "," not in p.read_text()[:4096] else ",", dtype=np.int64, ndmin=2)
-    except ValueError as exc:
-        raise ValueError(f"{p}: could not read a text edge list of integer pairs 'u v' ({exc})") from exc
-    if e.size == 0:
-        raise ValueError(f"{p}: the edge list is empty")
-    if e.shape[1] < 2:
-        raise ValueError(f"{p}: each line needs two node ids, got {e.shape[1]} column(s)")
-    return GraphFile(e[:, :2].T.copy(), None)
+        return GraphFile(_edges_2xE(np.load(p, allow_pickle=False), p, "the array"), None)
+    return GraphFile(read_edge_list(p), None)

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from gs_splits.__about__ import __version__
-from gs_splits.split import Split, _check_sizes
+from gs_splits.split import Split, _check_sizes, resolve_seed
 
 __all__ = [
     "ScientificSplitConfig",
@@ -108,7 +108,7 @@ def scientific_split(
     source_sizes: Sequence[float] = (0.75, 0.125, 0.125),
     target_sizes: Sequence[float] = (0.5, 0.5),
     par_label_pool: int = 1000,
-    seed: int | np.random.Generator = 0,
+    seed: int | np.random.Generator | None = 0,
 ) -> Split:
     """Source/target domain split of a scientific dataset (GeSS section 4.1).
 
@@ -133,7 +133,8 @@ def scientific_split(
     source_sizes : 3 fractions, default (0.75, 0.125, 0.125)
     target_sizes : 2 fractions, default (0.5, 0.5)
     par_label_pool : int, default 1000 (GeSS appendix C)
-    seed : int or numpy.random.Generator
+    seed : int, numpy.random.Generator or None
+        ``None`` draws a seed and records it in ``metadata["seed"]`` (reproducible).
 
     Returns
     -------
@@ -170,6 +171,7 @@ def scientific_split(
         raise ValueError(f"source and target domains overlap: {sorted(map(str, overlap))}")
     if not tgt:
         raise ValueError("target is empty: every domain is a source domain")
+    seed, seed_record = resolve_seed(seed)
     rng = np.random.default_rng(seed)
     is_src = np.isin(d, np.asarray(src, dtype=d.dtype))
     is_tgt = np.isin(d, np.asarray(tgt, dtype=d.dtype))
@@ -238,7 +240,7 @@ def scientific_split(
         "par_label_pool": int(labeled.size),
         "group_rule": group_rule,
         "unused": int(n - is_src.sum() - is_tgt.sum()),
-        "seed": int(seed) if isinstance(seed, (int, np.integer)) else "generator",
+        "seed": seed_record,
         "gs_splits_version": __version__,
     }
     return Split(masks=masks, domains=codes.astype(np.int64), groups=groups, metadata=metadata)

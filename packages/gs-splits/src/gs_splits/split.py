@@ -24,6 +24,7 @@ import logging
 import math
 import os
 import tempfile
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,9 @@ __all__ = [
     "property_domains",
     "STRUCTURAL_PARTS",
     "PAPER_SIZES",
+    "TIE_WARNING_FRACTION",
+    "TiedPropertyError",
+    "tie_summary",
 ]
 
 log = logging.getLogger(__name__)
@@ -153,7 +157,10 @@ class Split:
         meta = dict(self.metadata)
         meta["masks"] = list(self.masks)
         meta.setdefault("gs_splits_version", __version__)
-        npz.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            npz.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise type(exc)(exc.errno, f"cannot create the output folder ({exc.strerror})", str(npz.parent)) from None
         _atomic_write(npz, lambda f: np.savez_compressed(f, **arrays))
         _atomic_write(js, lambda f: f.write(json.dumps(meta, indent=2, sort_keys=True).encode()))
         return npz
@@ -164,11 +171,24 @@ class Split:
         npz, js = _paths(path)
         if not npz.exists():
             raise FileNotFoundError(f"split file not found: {npz}")
-        meta = json.loads(js.read_text()) if js.exists() else {}
-        with np.load(npz, allow_pickle=False) as data:
-            order = meta.get("masks") or [k[6:] for k in data.files if k.startswith("mask__")]
-            masks = {k: data[f"mask__{k}"] for k in order}
-            extra = {n: (data[n] if n in data.files else None) for n in ("sigma", "domains", "groups")}
+        try:
+            meta = json.loads(js.read_text(encoding="utf-8")) if js.exists() else {}
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{js}: cannot read the split's metadata (truncated or damaged: {exc})") from None
+        if not isinstance(meta, dict):
+            raise ValueError(f"{js}: not the metadata of a split (a JSON {type(meta).__name__})")
+        try:
+            with np.load(npz, allow_pickle=False) as data:
+                order = meta.get("masks") or [k[6:] for k in data.files if k.startswith("mask__")]
+                masks = {k: np.asarray(data[f"mask__{k}"], dtype=bool) for k in order}
+                extra = {n: (data[n] if n in data.files else None) for n in ("sigma", "domains", "groups")}
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            raise ValueError(
+                f"{npz}: cannot read this split file (truncated, damaged or not written by "
+                f"gs-splits: {type(exc).__name__}: {exc})"
+            ) from None
+        if not masks or len({m.shape for m in masks.values()}) != 1:
+            raise ValueError(f"{npz}: no masks of one common length in this split file")
         meta.pop("masks", None)
         return cls(masks=masks, metadata=meta, **extra)
 
@@ -179,9 +199,31 @@ def _paths(path: str | os.PathLike) -> tuple[Path, Path]:
     return stem.with_name(stem.name + ".npz"), stem.with_name(stem.name + ".json")
 
 
+def _umask() -> int:
+    try:  # Linux: read it without changing it (other threads may be creating files)
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _atomic_write(target: Path, write: Callable[[Any], Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    """The one atomic-write helper of gs-splits: temporary file beside ``target``, then rename.
+
+    The file gets the permissions of a plain ``open(target, "w")`` (``0o666`` minus the
+    umask), not the ``0o600`` of :func:`tempfile.mkstemp`.
+    """
     try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:  # name the file the user asked for, not the temporary one
+        raise type(exc)(exc.errno, f"cannot write here ({exc.strerror})", str(target)) from None
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             write(f)
         os.replace(tmp, target)
@@ -189,6 +231,59 @@ def _atomic_write(target: Path, write: Callable[[Any], Any]) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+# ---------------------------------------------------------------------- seeds and ties
+#: A structural split warns (or, with ``on_ties="raise"``, fails) when more than this fraction
+#: of the nodes share one property value. Inside a tie group the order, and so the ID / OOD
+#: assignment, comes from the seeded tie-break permutation: such a split is largely random,
+#: whatever its strategy's name says (a bipartite graph's clustering is 0 everywhere; CiteSeer's
+#: clustering is 0 for 69.6 % of its nodes).
+TIE_WARNING_FRACTION = 0.5
+
+
+class TiedPropertyError(ValueError):
+    """The split property has a tie group larger than the allowed fraction (``on_ties="raise"``)."""
+
+
+def resolve_seed(seed: int | np.random.Generator | None) -> tuple[int | np.random.Generator, Any]:
+    """``(seed to draw with, value to record)``: ``None`` draws a fresh 128-bit seed from the
+    OS entropy and records it, so the split can be made again with ``seed=<recorded value>``;
+    a Generator is used as is and recorded as ``"generator"`` (its state is not a seed)."""
+    if seed is None:
+        drawn = int(np.random.SeedSequence().entropy)
+        return drawn, drawn
+    if isinstance(seed, np.random.Generator):
+        return seed, "generator"
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, a numpy Generator or None, got {seed!r}")
+    return int(seed), int(seed)
+
+
+def tie_summary(prop: np.ndarray, order: np.ndarray, n_id: int, n_out_valid: int,
+                threshold: float = TIE_WARNING_FRACTION) -> dict[str, Any]:
+    """Summary of the largest group of nodes sharing one property value (``metadata["ties"]``).
+
+    ``spans_id_ood_boundary`` / ``spans_ood_boundary``: the group has nodes on both sides of the
+    ID / OOD cut (or of the out_valid / out_test cut), so which side a node of the group lands
+    on is decided by the seeded tie-break, not by the property.
+    """
+    values, inverse, counts = np.unique(prop, return_inverse=True, return_counts=True)
+    g = int(counts.argmax())
+    n = prop.size
+    members = inverse.reshape(-1) == g
+    rank_in = members[order]
+    first, last = int(np.argmax(rank_in)), n - 1 - int(np.argmax(rank_in[::-1]))
+    cut_ood = n_id + n_out_valid
+    return {
+        "largest_group_size": int(counts[g]),
+        "largest_group_fraction": float(counts[g] / n),
+        "largest_group_value": float(values[g]),
+        "tied_nodes_fraction": float(counts[counts > 1].sum() / n),
+        "spans_id_ood_boundary": bool(first < n_id <= last),
+        "spans_ood_boundary": bool(first < cut_ood <= last),
+        "warning_fraction": float(threshold),
+    }
 
 
 # ---------------------------------------------------------------------- sizes and domains
@@ -301,9 +396,11 @@ def structural_split(
     strategy: str | np.ndarray | Callable[[CSRGraph], Any] = "popularity",
     *,
     sizes: Sequence[float] | str = (0.3, 0.1, 0.1, 0.1, 0.4),
-    seed: int | np.random.Generator = 0,
+    seed: int | np.random.Generator | None = 0,
     num_nodes: int | None = None,
     num_domains: int = 10,
+    on_ties: str = "warn",
+    tie_fraction: float = TIE_WARNING_FRACTION,
 ) -> Split:
     """Split the nodes of a graph by a structural property (structural-shifts paper, sec. 3-4).
 
@@ -318,12 +415,20 @@ def structural_split(
         property are ID (``sigma = -property``).
     sizes : 5 fractions or a key of :data:`PAPER_SIZES`
         ``in_train, in_valid, in_test, out_valid, out_test``; must sum to 1.
-    seed : int or numpy.random.Generator
-        Drives the tie-break permutation, the ID shuffle and the random strategy.
+    seed : int, numpy.random.Generator or None
+        Drives the tie-break permutation, the ID shuffle and the random strategy. ``None``
+        draws a fresh seed and records it in ``metadata["seed"]``, so passing that value
+        again gives the same split.
     num_nodes : int, optional
         Passed to :func:`as_csr_graph` (isolated trailing nodes).
     num_domains : int, default 10
-        k of the appendix-F domain discretisation stored in ``split.domains``.
+        k of the appendix-F domain discretisation stored in ``split.domains`` (>= 1).
+    on_ties : {"warn", "raise", "ignore"}, default "warn"
+        What to do when more than ``tie_fraction`` of the nodes share one property value (the
+        split is then largely the seeded tie-break, not the property): log a warning, raise
+        :class:`TiedPropertyError`, or nothing. ``metadata["ties"]`` (:func:`tie_summary`)
+        is recorded in every case.
+    tie_fraction : float, default :data:`TIE_WARNING_FRACTION` (0.5)
 
     Returns
     -------
@@ -342,6 +447,13 @@ def structural_split(
             raise ValueError(f"sizes: unknown preset {sizes!r}; use one of {sorted(PAPER_SIZES)}")
         sizes = PAPER_SIZES[sizes]
     s = _check_sizes(sizes, 5)
+    if isinstance(num_domains, bool) or not isinstance(num_domains, (int, np.integer)) or num_domains < 1:
+        raise ValueError(f"num_domains must be an integer >= 1, got {num_domains!r}")
+    if on_ties not in ("warn", "raise", "ignore"):
+        raise ValueError(f"on_ties must be 'warn', 'raise' or 'ignore', got {on_ties!r}")
+    if not 0 < tie_fraction <= 1:
+        raise ValueError(f"tie_fraction must be in (0, 1], got {tie_fraction!r}")
+    seed, seed_record = resolve_seed(seed)
     g = as_csr_graph(graph, num_nodes)
     n = g.num_nodes
     nonempty = int(np.count_nonzero(s > 0))
@@ -378,6 +490,18 @@ def structural_split(
     if n >= nonempty and any(c == 0 for c, f in zip(counts, s, strict=True) if f > 0):
         log.warning("structural_split: a part with a positive fraction got 0 nodes (n=%d)", n)
     n_id = counts[0] + counts[1] + counts[2]
+    ties = tie_summary(prop, order, n_id, counts[3], tie_fraction)
+    if ties["largest_group_fraction"] > tie_fraction and on_ties != "ignore":
+        msg = (
+            f"{ties['largest_group_fraction']:.1%} of the nodes ({ties['largest_group_size']} of {n}) "
+            f"have the same {name} value {ties['largest_group_value']:.6g}, more than "
+            f"{tie_fraction:.0%}: inside that group the split is the seeded random tie-break, "
+            f"not {name}"
+            + (" (the group spans the ID/OOD boundary)" if ties["spans_id_ood_boundary"] else "")
+        )
+        if on_ties == "raise":
+            raise TiedPropertyError(msg + "; use another strategy, or accept it with on_ties='warn' (gs-splits make: without --fail-on-ties)")
+        log.warning("structural_split: %s", msg)
     id_nodes = order[:n_id][rng.permutation(n_id)]
     ood_nodes = order[n_id:]
     masks = {}
@@ -401,7 +525,8 @@ def structural_split(
         "strategy": name,
         "sizes": [float(x) for x in s],
         "counts": dict(zip(STRUCTURAL_PARTS, map(int, counts), strict=True)),
-        "seed": seed if isinstance(seed, (int, np.integer)) else "generator",
+        "seed": seed_record,
+        "ties": ties,
         "num_nodes": int(n),
         "num_edges": g.num_edges,
         "graph_fingerprint": g.fingerprint(),
@@ -413,8 +538,6 @@ def structural_split(
                               float(sigma[order[n_id]]) if n_id < n else None],
         "gs_splits_version": __version__,
     }
-    if isinstance(seed, (int, np.integer)):
-        metadata["seed"] = int(seed)
     return Split(masks=masks, sigma=sigma, domains=domains.astype(np.int64), metadata=metadata)
 
 
