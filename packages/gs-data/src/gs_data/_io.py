@@ -38,6 +38,7 @@ __all__ = [
     "download_file",
     "sha256_file",
     "atomic_write",
+    "file_mode",
 ]
 
 logger = logging.getLogger("gs_data")
@@ -87,15 +88,41 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def _umask() -> int:
+    try:  # Linux: read it without changing it (other threads may be creating files)
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """Permission bits of a new file under the current umask (``0o666 & ~umask``)."""
+    return 0o666 & ~_umask()
+
+
 @contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "wb") -> Iterator:
-    """Open a temporary file beside ``path``; rename it onto ``path`` only on success."""
+    """Open a temporary file beside ``path``; rename it onto ``path`` only on success.
+
+    The one atomic-write helper of gs-data. The file gets the permissions of a plain
+    ``open(path, "w")`` (``0o666`` minus the umask), not the ``0o600`` of
+    :func:`tempfile.mkstemp`.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, mode) as fh:
             yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

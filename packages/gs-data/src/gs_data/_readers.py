@@ -180,10 +180,31 @@ def read_planetoid(folder: str | os.PathLike, prefix: str) -> RawGraph:
         ty = np.asarray(objs["ty"])
         test_index = objs["test.index"]
         n_all = allx.shape[0]
+        f = {suf: folder / f"ind.{prefix}.{suf}" for suf in PLANETOID_SUFFIXES}
+        # the pickles either load whole or fail above (naming themselves); a count that does not
+        # match is then the text file test.index, truncated or edited
+        if tx.shape[0] != ty.shape[0]:
+            raise CorruptRawFileError(
+                f"{f['ty']}: {ty.shape[0]} label rows but {f['tx']} has {tx.shape[0]} feature rows; "
+                "one of the two files is damaged: replace both with good copies"
+            )
+        if ally.shape[0] != n_all:
+            raise CorruptRawFileError(
+                f"{f['ally']}: {ally.shape[0]} label rows but {f['allx']} has {n_all} feature rows; "
+                "one of the two files is damaged: replace both with good copies"
+            )
+        if tx.shape[0] != test_index.size:
+            raise CorruptRawFileError(
+                f"{f['test.index']}: {test_index.size} test node ids but {f['tx']} has {tx.shape[0]} test "
+                "rows: the index file is truncated or damaged. Delete it and download it again, or "
+                "replace it with a good copy."
+            )
         if test_index.min() < n_all:
-            raise ValueError(f"test index {test_index.min()} overlaps allx rows (< {n_all})")
-        if tx.shape[0] != test_index.size or ty.shape[0] != test_index.size:
-            raise ValueError(f"tx/ty have {tx.shape[0]}/{ty.shape[0]} rows, test.index {test_index.size}")
+            raise CorruptRawFileError(
+                f"{f['test.index']}: test node id {test_index.min()} overlaps the {n_all} rows of "
+                f"{f['allx']} (ids must be >= {n_all}): the index file is damaged. Replace it with a "
+                "good copy."
+            )
         n = int(test_index.max()) + 1
         # position of each node's feature row in vstack([allx, tx]); -1 = no row
         src = np.full(n, -1, dtype=np.int64)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import logging
 import os
+import urllib.error
 from pathlib import Path
 from typing import Any
 
@@ -66,15 +68,24 @@ def _ensure_raw(
                     f"raw file for dataset {spec.name!r} not found: {p}. Place the file at exactly "
                     f"this path ({how}), or pass root=<folder holding {f.relpath}> or set GS_DATA_ROOT."
                 )
-            if f.archive is not None:
-                arch = root / f.archive
-                if not arch.exists():
-                    download_file(f.url, arch, sha256=None, progress=progress)
-                extract_zip(arch, root / (f.extract_to or ""))
-                if not p.exists():
-                    raise MissingRawFileError(f"{arch} was extracted but {p} is still missing")
-            else:
-                download_file(f.url, p, sha256=f.sha256, progress=progress)
+            try:
+                if f.archive is not None:
+                    arch = root / f.archive
+                    if not arch.exists():
+                        download_file(f.url, arch, sha256=None, progress=progress)
+                    extract_zip(arch, root / (f.extract_to or ""))
+                    if not p.exists():
+                        raise MissingRawFileError(f"{arch} was extracted but {p} is still missing")
+                else:
+                    download_file(f.url, p, sha256=f.sha256, progress=progress)
+            except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException) as exc:
+                reason = getattr(exc, "reason", None) or exc
+                raise MissingRawFileError(
+                    f"raw file for dataset {spec.name!r} not found: {p}, and downloading it from "
+                    f"{f.url} failed ({type(exc).__name__}: {reason}); you may be offline. Download it "
+                    f"on a machine with internet access and place it at exactly this path, or pass "
+                    f"root=<folder holding {f.relpath}> or set GS_DATA_ROOT."
+                ) from exc
         elif verify and f.sha256 is not None:
             digest = sha256_file(p)
             if digest != f.sha256:

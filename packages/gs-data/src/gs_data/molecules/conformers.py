@@ -23,7 +23,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
@@ -32,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from gs_data._io import atomic_write
 from gs_data.molecules.report import ProcessingReport
 
 __all__ = [
@@ -259,14 +259,8 @@ def _cache_write(path: Path, result: Conformer | ConformerError) -> None:
         }
     else:
         arrays = {"status": np.array(result.reason), "detail": np.array(result.detail)}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_write(path) as fh:
+        np.savez(fh, **arrays)
 
 
 def _embed_many(

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gs_data._io import file_mode
 from gs_data.track._deps import require
 from gs_data.track.config import PROCESSES, TrackSimConfig, check_process, pythia_settings
 from gs_data.track.store import FLOAT_COLUMNS, encode_barcode
@@ -66,6 +67,7 @@ def ensure_init_file(process: str, config: TrackSimConfig, init_dir: str | Path)
         builder.readString(f"MultipartonInteractions:initFile = {tmp}")
         if not builder.init():
             raise RuntimeError(f"PYTHIA initialisation failed for process {process!r}")
+        os.chmod(tmp, file_mode())  # mkstemp made it 0600; PYTHIA writes it by name
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

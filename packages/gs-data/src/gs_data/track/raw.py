@@ -124,17 +124,8 @@ def to_gess_frames(events: TrackEvents) -> list[tuple]:
 
 def save_gess_raw(events: TrackEvents, path: str | Path) -> None:
     """Write events as a GeSS raw pickle (atomic: temporary file, then rename)."""
-    import os
-    import tempfile
+    from gs_data._io import atomic_write
 
     frames = to_gess_frames(events)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(frames, f, protocol=4)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_write(Path(path)) as f:
+        pickle.dump(frames, f, protocol=4)

@@ -17,13 +17,13 @@ decay muons) and ``track_id`` (dense per event, in order of first appearance, as
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from gs_data._io import atomic_write
 
 FLOAT_COLUMNS = (
     "tx", "ty", "tz", "tt",
@@ -80,33 +80,15 @@ def decode_barcode(particle_id) -> dict[str, np.ndarray]:
 
 
 def atomic_savez(path: str | Path, **arrays) -> None:
-    """``numpy.savez`` to a temporary file in the same folder, then rename (atomic)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """``numpy.savez`` through :func:`gs_data._io.atomic_write` (temporary file, then rename)."""
+    with atomic_write(path) as f:
+        np.savez(f, **arrays)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write text to a temporary file, then rename (atomic)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """Write text through :func:`gs_data._io.atomic_write` (temporary file, then rename)."""
+    with atomic_write(path, "w") as f:
+        f.write(text)
 
 
 @dataclass
