@@ -36,15 +36,32 @@ Examples:
 """
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2) instead of the usage block."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="gs-bench",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"gs-bench {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     demo = sub.add_parser(
         "demo",
@@ -56,7 +73,7 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", type=Path, default=Path("demo-output"), help="output folder (default: demo-output)")
     demo.add_argument("--seed", type=int, default=0, help="seed of the three demo splits written to OUT/splits (the suites use their own seeds; default: 0)")
     demo.add_argument("--no-train", action="store_true", help="only make and describe the splits")
-    demo.add_argument("--workers", type=int, default=2, metavar="N", help="parallel jobs (default: 2)")
+    demo.add_argument("--workers", type=_positive_int, default=2, metavar="N", help="parallel jobs (default: 2)")
 
     run = sub.add_parser(
         "run",
@@ -70,10 +87,10 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", default="demo", choices=PROFILES, help="demo (embedded data, minutes), ci (real data in ../shared/datasets), full (paper scale)")
     run.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets (overrides the profile)")
     run.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods (overrides the profile)")
-    run.add_argument("--seeds", type=int, metavar="N", help="number of seeds (overrides the profile)")
+    run.add_argument("--seeds", type=_positive_int, metavar="N", help="number of seeds (overrides the profile)")
     run.add_argument("--executor", default="local", choices=EXECUTORS, help="local worker processes (default) or a Ray cluster")
     run.add_argument("--address", help="Ray cluster address for --executor ray (default: start a local Ray)")
-    run.add_argument("--workers", type=int, default=1, metavar="N", help="parallel jobs (default: 1)")
+    run.add_argument("--workers", type=_positive_int, default=1, metavar="N", help="parallel jobs (default: 1)")
     run.add_argument("--out", type=Path, required=True, help="results folder (created; re-use it to resume)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--report", choices=FORMATS, default="md", help="report written at the end (default: md)")

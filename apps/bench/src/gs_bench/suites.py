@@ -141,7 +141,13 @@ def _read_toml(name_or_path: str) -> tuple[dict[str, Any], str]:
     if path.suffix == ".toml" or path.exists():
         if not path.is_file():
             raise SuiteConfigError(f"suite file {path} does not exist")
-        text, source = path.read_text(encoding="utf-8"), str(path)
+        source = str(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise SuiteConfigError(f"suite file {source} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        except OSError as exc:
+            raise SuiteConfigError(f"cannot read suite file {source}: {exc.strerror or exc}") from None
     else:
         names = available_suites()
         if name_or_path not in names:
@@ -154,7 +160,7 @@ def _read_toml(name_or_path: str) -> tuple[dict[str, Any], str]:
     try:
         return tomllib.loads(text), source
     except tomllib.TOMLDecodeError as exc:
-        raise SuiteConfigError(f"suite file {source} is not valid TOML: {exc}") from exc
+        raise SuiteConfigError(f"suite file {source} is not valid TOML: {' '.join(str(exc).split())}") from None
 
 
 # ----------------------------------------------------------------------------- schema

@@ -215,7 +215,10 @@ def _report(args: argparse.Namespace) -> int:
         print(f"warning: {args.graph} is not the graph the split was made from (fingerprint differs); "
               "reporting anyway (--allow-other-graph)", file=sys.stderr)
     md = summarize_split(split, g, labels, num_sources=args.distance_sources, seed=args.seed)
-    args.out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        args.out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"cannot create the output folder ({exc.strerror})", str(args.out_dir)) from None
     figures = []
     if not args.no_figures and importlib.util.find_spec("matplotlib") is None:
         print("figures skipped: matplotlib is not installed; pip install 'gs-splits[plot]' to get "

@@ -1,0 +1,294 @@
+"""Nothing lost, nothing silently wrong (issue 19): corrupt records, the run lock, orphan
+workers after ``kill -9``, SIGINT / SIGTERM, strict suite configs, umask of written files.
+
+The runs use a toy runner (``_toy_runner.py``: no data, no training) registered for the test
+only, so they take seconds."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gs_bench import runners
+from gs_bench.cli import main
+from gs_bench.store import ResultsStore, RunLock, atomic_write_text
+from gs_bench.suites import SuiteConfigError, load_suite
+
+TESTS = Path(__file__).resolve().parent
+TOY_CLI = """\
+import sys
+import gs_bench.runners as r
+r.RUNNERS["toy"] = "_toy_runner"
+from gs_bench.cli import main
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.fixture
+def toy(monkeypatch, tmp_path):
+    """Register the toy runner in this process; return a writer of toy suite files."""
+    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.setitem(runners.RUNNERS, "toy", "_toy_runner")
+
+    def write(n=(1, 2), seeds=1, **settings) -> Path:
+        path = tmp_path / "toy.toml"
+        body = "".join(f"{k} = {json.dumps(v)}\n" for k, v in settings.items())
+        path.write_text(f'suite = "toy"\nseeds = {seeds}\n[grid]\nn = {list(n)}\n[settings]\n{body}')
+        return path
+
+    return write
+
+
+def _record_files(out: Path) -> list[Path]:
+    return sorted((out / "results").glob("*.json"))
+
+
+# ------------------------------------------------------------------------------ results store
+def test_corrupt_and_foreign_records_are_quarantined_and_the_report_keeps_the_good_ones(toy, tmp_path, capsys, caplog):
+    out = tmp_path / "out"
+    assert main(["run", str(toy(n=(1, 2, 3))), "--out", str(out), "--no-progress", "--report", "md"]) == 0
+    good = _record_files(out)
+    assert len(good) == 3
+    good[0].write_text(good[0].read_text()[:40])                     # truncated
+    (out / "results" / "aaaa.json").write_text('{"key": "bbbb", "job": {}}')  # foreign: key mismatch
+    (out / "results" / "cccc.json").write_text("[1, 2]")              # not a record
+    (out / "results" / "dddd.json").write_text(json.dumps(
+        {"key": "dddd", "status": "ok", "metrics": {}, "job": {"suite": "other-project", "params": {}}}))
+    (out / "results" / "eeee.json").write_bytes(b"\xff\xfe\x00garbage")  # not text
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    err = capsys.readouterr().err
+    quarantined = sorted(p.name for p in (out / "results" / "quarantine").iterdir())
+    assert quarantined == sorted([good[0].name, "aaaa.json", "cccc.json", "dddd.json", "eeee.json"])
+    assert "skipped 5 unreadable record(s)" in err
+    for name in quarantined:
+        assert name in err
+    assert any(str(out / "results" / "aaaa.json") in r.getMessage() for r in caplog.records)
+    report = (out / "report" / "report.md").read_text()
+    assert "2 job records (0 failed)" in report and "| 2 | 0 | 20 |" in report
+
+
+def test_run_reruns_the_job_whose_record_was_corrupt(toy, tmp_path, capsys):
+    suite, out = toy(n=(1, 2)), tmp_path / "out"
+    assert main(["run", str(suite), "--out", str(out), "--no-progress"]) == 0
+    victim = _record_files(out)[1]
+    victim.write_text("{\"key\": ")
+    capsys.readouterr()
+    assert main(["run", str(suite), "--out", str(out), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "2 jobs, 1 already done, 1 to run" in err
+    assert json.loads(victim.read_text())["status"] == "ok"
+    assert (out / "results" / "quarantine" / victim.name).read_text() == "{\"key\": "
+
+
+# ------------------------------------------------------------------------------ lock
+def test_a_second_run_on_a_locked_folder_stops_naming_the_holder(toy, tmp_path, capsys):
+    out = tmp_path / "out"
+    with RunLock(out):
+        assert main(["run", str(toy()), "--out", str(out), "--no-progress"]) == 2
+        err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f"pid {os.getpid()}" in err and socket.gethostname() in err and "in use by another gs-bench run" in err
+    assert not (out / "results").exists()
+    assert not (out / ".lock").exists(), "the lock is released on exit"
+
+
+def test_a_stale_lock_of_a_dead_process_is_taken_over(toy, tmp_path, capsys, caplog):
+    out = tmp_path / "out"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    out.mkdir()
+    (out / ".lock").write_text(json.dumps({"host": socket.gethostname(), "pid": dead.pid, "started": "x"}))
+    assert main(["run", str(toy()), "--out", str(out), "--no-progress"]) == 0
+    assert len(_record_files(out)) == 2
+    assert any("stale lock" in r.getMessage() for r in caplog.records)
+    # a lock of another host cannot be checked from here: it is respected
+    (out / ".lock").write_text(json.dumps({"host": "elsewhere.example", "pid": 1, "started": "x"}))
+    assert main(["run", str(toy()), "--out", str(out), "--no-progress"]) == 2
+    assert "host elsewhere.example" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------ processes
+def _pid_gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def _start_toy_run(tmp_path: Path, workers: int, sleep_s: float, **popen):
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    suite = tmp_path / "toy.toml"
+    suite.write_text(f'suite = "toy"\n[grid]\nn = [1, 2, 3, 4]\n[settings]\nsleep_s = {sleep_s}\n'
+                     f'pid_dir = "{pid_dir}"\n')
+    script = tmp_path / "toy_cli.py"
+    script.write_text(TOY_CLI)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen(
+        [sys.executable, str(script), "run", str(suite), "--out", str(tmp_path / "out"),
+         "--no-progress", "--workers", str(workers)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **popen,
+    )
+    deadline = time.monotonic() + 240  # a liveness bound, not a speed requirement
+    while len(list(pid_dir.iterdir())) < workers:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the workers never started their jobs"
+        time.sleep(0.1)
+    return proc, [int(p.name) for p in pid_dir.iterdir()]
+
+
+def _wait_gone(pids: list[int], seconds: float = 60) -> list[int]:
+    deadline = time.monotonic() + seconds  # generous bound: without the fix they never exit
+    while time.monotonic() < deadline and not all(map(_pid_gone, pids)):
+        time.sleep(0.1)
+    return [p for p in pids if not _pid_gone(p)]
+
+
+def test_workers_die_with_their_parent_after_kill_minus_9(tmp_path):
+    proc, workers = _start_toy_run(tmp_path, workers=2, sleep_s=600)
+    assert all(w != proc.pid for w in workers)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    alive = _wait_gone(workers)
+    for pid in alive:  # never leave an orphan behind, even when the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert alive == [], "orphan workers kept running after their parent was killed"
+    assert not (tmp_path / "out" / "results").exists() or not list((tmp_path / "out" / "results").glob("*.json"))
+    logs = [p.read_text() for p in (tmp_path / "out" / "logs").glob("*.log")]
+    assert logs and not any("finished" in text for text in logs), "no job may claim to have finished"
+
+
+@pytest.mark.parametrize(("sig", "group", "code", "name"), [
+    (signal.SIGINT, True, 130, "SIGINT"),    # Ctrl-C: the whole process group gets it
+    (signal.SIGTERM, False, 143, "SIGTERM"),  # kill PID / a scheduler: only the parent gets it
+])
+def test_sigint_and_sigterm_stop_cleanly_with_one_line(tmp_path, sig, group, code, name):
+    proc, workers = _start_toy_run(tmp_path, workers=2, sleep_s=600, start_new_session=True)
+    if group:
+        os.killpg(proc.pid, sig)
+    else:
+        os.kill(proc.pid, sig)
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    alive = _wait_gone(workers)
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"gs-bench: stopped by {name}; 0 finished record(s) kept in"), err
+    assert "run the same command again to resume" in last
+    assert alive == []
+    assert not (tmp_path / "out" / ".lock").exists()
+
+
+# ------------------------------------------------------------------------------ suite configs
+def test_unknown_suite_key_is_an_error_with_a_suggestion(toy, tmp_path, capsys):
+    path = toy(max_epoch=3)
+    path.write_text(path.read_text().replace("[settings]\nmax_epoch", "[settings]\nsleep_sec"))
+    with pytest.raises(SuiteConfigError, match=r"settings\.sleep_sec: unknown key; did you mean 'sleep_s'\?"):
+        load_suite(str(path))
+    shipped = tmp_path / "ss.toml"
+    shipped.write_text(
+        'suite = "structural-shifts"\n[grid]\ndataset = ["synthetic-default"]\nstrategy = ["density"]\n'
+        'ratio = ["50:50"]\nmethod = ["erm"]\n[profiles.ci.settings]\nmax_epoch = 3\n'
+    )
+    assert main(["run", str(shipped), "--out", str(tmp_path / "o"), "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "profiles.ci.settings.max_epoch: unknown key; did you mean 'max_epochs'?" in err
+    for bad, hint in (("sed = 3", "did you mean 'seeds'"), ("[profiles.dmeo]\nseeds = 1", "did you mean 'demo'"),
+                      ("[grid]\nn = [1]\nm = [2]", "unknown grid axis")):
+        p = tmp_path / "bad.toml"
+        p.write_text(f'suite = "toy"\n{bad}\n' + ("" if bad.startswith("[grid]") else "[grid]\nn = [1]\n"))
+        with pytest.raises(SuiteConfigError, match=hint):
+            load_suite(str(p))
+
+
+@pytest.mark.parametrize(("snippet", "message"), [
+    ('[profiles.ci.settings]\nlr = "fast"', r"profiles\.ci\.settings\.lr: expected a number, got 'fast' \(a string\)"),
+    ("[settings]\nmax_epochs = 2.5", r"settings\.max_epochs: expected an integer, got 2\.5"),
+    ("[settings]\nroot = 3", r"settings\.root: expected a string or nothing"),
+    ("[settings]\npatience = true", r"settings\.patience: expected an integer, got True \(a boolean\)"),
+    ('[profiles.demo.grid]\nratio = [50]', r"profiles\.demo\.grid\.ratio: expected a list of a string"),
+    ("[settings]\nmax_epochs = 0", r"max_epochs must be > 0, got 0"),
+])
+def test_bad_setting_type_names_the_key_path(tmp_path, snippet, message):
+    path = tmp_path / "s.toml"
+    path.write_text(
+        'suite = "structural-shifts"\n[grid]\ndataset = ["synthetic-default"]\nstrategy = ["density"]\n'
+        f'ratio = ["50:50"]\nmethod = ["erm"]\n{snippet}\n'
+    )
+    with pytest.raises(SuiteConfigError, match=message):
+        load_suite(str(path), "ci")
+
+
+def test_valid_settings_still_load_and_ints_count_as_floats(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(
+        'suite = "structural-shifts"\n[grid]\ndataset = ["synthetic-default"]\nstrategy = ["density"]\n'
+        'ratio = ["50:50"]\nmethod = ["erm"]\n[settings]\nlr = 1\n[profiles.ci.settings]\nroot = "shared"\n'
+    )
+    cfg = load_suite(str(path), "ci")
+    assert cfg.settings == {"lr": 1, "root": "shared"}
+
+
+def test_every_setting_a_runner_reads_is_declared_in_its_schema():
+    """The runner's ``Settings`` is the one place a setting is declared: a key read in the
+    runner (``settings.get("x", default)``, ``settings["x"]``, ``"x" in settings``) must be a
+    field, and a literal default there must equal the field's default."""
+    import ast
+    import dataclasses
+    import importlib
+
+    for suite, module in runners.RUNNERS.items():
+        mod = importlib.import_module(module)
+        fields = {f.name: f.default for f in dataclasses.fields(mod.Settings)}
+        axes = {f.name for f in dataclasses.fields(mod.Grid)}  # split_figures folds the ratio in
+        tree = ast.parse(Path(mod.__file__).read_text())
+        read: dict[str, object] = {}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                    and isinstance(node.func.value, (ast.Name, ast.Attribute))
+                    and getattr(node.func.value, "id", getattr(node.func.value, "attr", "")) == "settings"
+                    and node.args and isinstance(node.args[0], ast.Constant)):
+                default = node.args[1] if len(node.args) > 1 else None
+                read[node.args[0].value] = ast.literal_eval(default) if isinstance(default, ast.Constant) else ...
+            elif (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "settings"
+                  and isinstance(node.slice, ast.Constant)):
+                read.setdefault(node.slice.value, ...)
+        assert read, suite
+        for key, default in read.items():
+            if key in axes:
+                continue
+            assert key in fields, f"{suite}: the runner reads setting {key!r}; declare it in {module}.Settings"
+            if default is not ... and default is not None:
+                assert fields[key] == default, f"{suite}: default of {key!r} differs: runner {default!r}, schema {fields[key]!r}"
+
+
+# ------------------------------------------------------------------------------ umask
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_written_files_follow_the_umask(tmp_path, mask):
+    old = os.umask(mask)
+    try:
+        atomic_write_text(tmp_path / "a.json", "{}")
+        ResultsStore(tmp_path).put("k", {"status": "ok"})
+    finally:
+        os.umask(old)
+    for p in (tmp_path / "a.json", tmp_path / "results" / "k.json"):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~mask, oct(p.stat().st_mode)

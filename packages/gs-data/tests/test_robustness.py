@@ -1,0 +1,64 @@
+"""Missing raw files offline, the file that is actually bad, the umask of written files
+(issue 19)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import urllib.error
+
+import pytest
+
+import gs_data
+from gs_data import _io
+from gs_data._io import CorruptRawFileError, MissingRawFileError, atomic_write
+
+
+def test_offline_missing_raw_file_names_dataset_path_and_url(tmp_path, monkeypatch):
+    def offline(*args, **kwargs):
+        raise urllib.error.URLError(OSError(-3, "Temporary failure in name resolution"))
+
+    monkeypatch.setattr(_io.urllib.request, "urlopen", offline)
+    root = tmp_path / "root"
+    with pytest.raises(MissingRawFileError) as err:
+        gs_data.load("planetoid-cora", root=root)
+    msg = str(err.value)
+    spec = gs_data.dataset_info("planetoid-cora")
+    first = spec.raw_files[0]
+    assert "'planetoid-cora'" in msg
+    assert str(root / first.relpath) in msg
+    assert first.url and first.url in msg
+    assert "offline" in msg and "Temporary failure in name resolution" in msg
+    assert isinstance(err.value, FileNotFoundError)  # old `except FileNotFoundError` still catches it
+    assert not [p for p in root.rglob("*") if p.is_file()], "nothing half-written is left"
+
+
+@pytest.mark.parametrize("cut", ["half", "lines"])
+def test_truncated_planetoid_test_index_is_reported_against_itself(fixtures_root, tmp_path, cut):
+    root = tmp_path / "root"
+    shutil.copytree(fixtures_root / "planetoid", root / "planetoid")
+    raw = root / "planetoid" / "PubMed" / "raw"
+    index = raw / "ind.pubmed.test.index"
+    text = index.read_text()
+    index.write_text(text[: len(text) // 2] if cut == "half" else "\n".join(text.split()[:-1]) + "\n")
+    with pytest.raises(CorruptRawFileError) as err:
+        gs_data.load("planetoid-pubmed", root=root, download=False, use_cache=False)
+    msg = str(err.value)
+    assert msg.startswith(str(index)), msg
+    assert "ind.pubmed.graph" not in msg
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_atomic_write_follows_the_umask(tmp_path, mask):
+    old = os.umask(mask)
+    try:
+        with atomic_write(tmp_path / "a.bin") as fh:
+            fh.write(b"x")
+        from gs_data.track.store import atomic_write_text
+
+        atomic_write_text(tmp_path / "b.txt", "y")
+    finally:
+        os.umask(old)
+    for name in ("a.bin", "b.txt"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~mask

@@ -1,0 +1,249 @@
+"""Bad inputs give one clear line, never a silently wrong split (issue 19): ties, reports
+without matplotlib, the wrong graph, truncated files, unwritable outputs, sparse ids,
+comments, extra columns, invalid counts, ``seed=None``, the umask of written files."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import stat
+import sys
+
+import numpy as np
+import pytest
+from scipy.io import savemat
+
+from gs_splits import Split, structural_split
+from gs_splits.cli import main
+from gs_splits.io import load_graph
+from gs_splits.scientific import scientific_split
+from gs_splits.split import TIE_WARNING_FRACTION, TiedPropertyError
+
+
+def _ring(n: int = 60, chords: int = 40, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    ring = np.stack([np.arange(n), (np.arange(n) + 1) % n])
+    extra = rng.integers(0, n, size=(2, chords))
+    return np.concatenate([ring, extra], axis=1)
+
+
+def _write_edges(path, edges, sep=" ", header="# u v\n"):
+    path.write_text(header + "\n".join(f"{u}{sep}{v}" for u, v in edges.T) + "\n")
+    return path
+
+
+def _error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err
+    lines = [ln for ln in err.splitlines() if ln.startswith("gs-splits")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+# ------------------------------------------------------------------------------ ties
+def test_a_property_that_is_mostly_ties_warns_records_and_can_fail(caplog):
+    left, right = np.meshgrid(np.arange(10), np.arange(10, 30))
+    bipartite = np.stack([left.ravel(), right.ravel()])  # clustering is 0 on every node
+    with caplog.at_level(logging.WARNING, logger="gs_splits"):
+        split = structural_split(bipartite, "density", seed=0)
+    ties = split.metadata["ties"]
+    assert ties["largest_group_size"] == 30 and ties["largest_group_fraction"] == 1.0
+    assert ties["largest_group_value"] == 0.0 and ties["spans_id_ood_boundary"]
+    assert ties["warning_fraction"] == TIE_WARNING_FRACTION == 0.5
+    assert any("have the same density value 0" in r.getMessage() for r in caplog.records)
+    with pytest.raises(TiedPropertyError, match=r"100\.0% of the nodes \(30 of 30\)"):
+        structural_split(bipartite, "density", seed=0, on_ties="raise")
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="gs_splits"):
+        ok = structural_split(_ring(), "popularity", seed=0, on_ties="raise")
+    assert ok.metadata["ties"]["largest_group_fraction"] <= 0.5
+    assert not any("same popularity value" in r.getMessage() for r in caplog.records)
+
+
+def test_fail_on_ties_on_the_command_line(tmp_path, capsys):
+    left, right = np.meshgrid(np.arange(10), np.arange(10, 30))
+    path = _write_edges(tmp_path / "bip.txt", np.stack([left.ravel(), right.ravel()]))
+    assert main(["make", str(path), "-s", "density", "--fail-on-ties", "--out", str(tmp_path / "s")]) == 2
+    line = _error_line(capsys)
+    assert str(path) in line and "seeded random tie-break" in line
+    assert not (tmp_path / "s.npz").exists()
+    assert main(["make", str(path), "-s", "density", "--out", str(tmp_path / "s")]) == 0
+    assert Split.load(tmp_path / "s").metadata["ties"]["largest_group_size"] == 30
+
+
+# ------------------------------------------------------------------------------ report
+def _made(tmp_path, capsys, name="g.txt", seed=0):
+    graph = _write_edges(tmp_path / name, _ring(seed=seed))
+    assert main(["make", str(graph), "--out", str(tmp_path / f"split-{seed}")]) == 0
+    capsys.readouterr()
+    return graph, tmp_path / f"split-{seed}.npz"
+
+
+def test_report_without_matplotlib_writes_markdown_and_says_how_to_get_figures(tmp_path, capsys, monkeypatch):
+    graph, split = _made(tmp_path, capsys)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    out = tmp_path / "rep"
+    assert main(["report", str(split), "--graph", str(graph), "--out-dir", str(out), "--distance-sources", "4"]) == 0
+    captured = capsys.readouterr()
+    assert "pip install 'gs-splits[plot]'" in captured.err
+    md = (out / "report.md").read_text()
+    assert "Part sizes" in md and "Not drawn: matplotlib is not installed" in md
+    assert not list(out.glob("*.png"))
+
+
+def test_report_with_another_graph_is_an_error_unless_overridden(tmp_path, capsys):
+    _, split = _made(tmp_path, capsys)
+    other = _write_edges(tmp_path / "other.txt", _ring(seed=1))
+    out = tmp_path / "rep"
+    assert main(["report", str(split), "-g", str(other), "-o", str(out), "--no-figures"]) == 2
+    line = _error_line(capsys)
+    assert str(other) in line and "fingerprint differs" in line and "--allow-other-graph" in line
+    assert not (out / "report.md").exists()
+    assert main(["report", str(split), "-g", str(other), "-o", str(out), "--no-figures",
+                 "--allow-other-graph", "--distance-sources", "4"]) == 0
+    assert "not the graph the split was made from" in capsys.readouterr().err
+    assert (out / "report.md").exists()
+
+
+# ------------------------------------------------------------------------------ bad files
+@pytest.mark.parametrize("kind", ["npz", "mat", "npy", "split"])
+def test_truncated_inputs_give_one_line_naming_the_file(tmp_path, capsys, kind):
+    e = _ring()
+    if kind == "mat":
+        path = tmp_path / "g.mat"
+        savemat(path, {"edges": e, "labels": np.zeros(60)})
+    elif kind == "npy":
+        path = tmp_path / "g.npy"
+        np.save(path, e)
+    else:
+        path = tmp_path / "g.npz"
+        np.savez(path, edge_index=e)
+    if kind == "split":
+        graph = _write_edges(tmp_path / "g.txt", e)
+        assert main(["make", str(graph), "--out", str(tmp_path / "s")]) == 0
+        path = tmp_path / "s.npz"
+    raw = path.read_bytes()
+    path.write_bytes(raw[: len(raw) // 2])
+    if kind == "split":
+        args = ["report", str(path), "-g", str(tmp_path / "g.txt"), "-o", str(tmp_path / "r"), "--no-figures"]
+    else:
+        args = ["make", str(path), "--out", str(tmp_path / "x")]
+    capsys.readouterr()
+    assert main(args) == 2
+    line = _error_line(capsys)
+    assert str(path) in line and ("truncated" in line or "cannot read" in line), line
+
+
+def test_unwritable_output_gives_one_line_naming_it(tmp_path, capsys):
+    graph = _write_edges(tmp_path / "g.txt", _ring())
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    assert main(["make", str(graph), "--out", str(blocker / "split")]) == 2
+    line = _error_line(capsys)
+    assert str(blocker) in line
+    _, split = _made(tmp_path, capsys)
+    assert main(["report", str(split), "-g", str(graph), "-o", str(blocker), "--no-figures",
+                 "--distance-sources", "4"]) == 2
+    assert str(blocker) in _error_line(capsys)
+
+
+# ------------------------------------------------------------------------------ ids and columns
+def test_sparse_ids_are_refused_with_a_hint_and_relabelled_on_request(tmp_path, capsys):
+    path = tmp_path / "sparse.txt"
+    path.write_text("0 1\n1 2\n2 0\n2 1000000000\n7 1000000000\n0 7\n")
+    assert main(["make", str(path), "--out", str(tmp_path / "s")]) == 2
+    line = _error_line(capsys)
+    assert str(path) in line and "--relabel" in line and "1000000001 nodes" in line
+    assert main(["make", str(path), "--relabel", "--out", str(tmp_path / "s")]) == 0
+    split = Split.load(tmp_path / "s")
+    ids = np.load(tmp_path / "s.node_ids.npy")
+    assert ids.tolist() == [0, 1, 2, 7, 1_000_000_000]
+    assert split.num_nodes == 5 and split.metadata["relabel"]["node_ids_file"] == "s.node_ids.npy"
+    # the same graph, numbered densely by hand, gives the same split
+    dense = _write_edges(tmp_path / "dense.txt", np.array([[0, 1, 2, 2, 3, 0], [1, 2, 0, 4, 4, 3]]))
+    assert main(["make", str(dense), "--out", str(tmp_path / "d")]) == 0
+    assert Split.load(tmp_path / "d").masks.keys() == split.masks.keys()
+    for k, m in Split.load(tmp_path / "d").masks.items():
+        assert np.array_equal(m, split.masks[k]), k
+    # the report reads the graph with the same relabelling
+    assert main(["report", str(tmp_path / "s.npz"), "-g", str(path), "-o", str(tmp_path / "r"),
+                 "--no-figures", "--distance-sources", "2"]) == 0
+
+
+def test_commas_inside_comments_do_not_switch_the_delimiter(tmp_path):
+    e = _ring(20, 5)
+    body = "\n".join(f"{u} {v}  # weight 1,5" if i % 3 == 0 else f"{u}\t{v}" for i, (u, v) in enumerate(e.T))
+    spaced = tmp_path / "spaced.txt"
+    spaced.write_text("# source, target\n" + body + "\n")
+    comma = tmp_path / "comma.csv"
+    comma.write_text("# source target\n" + "\n".join(f"{u}, {v} # a,b" for u, v in e.T) + "\n")
+    assert np.array_equal(load_graph(spaced).graph, e)
+    assert np.array_equal(load_graph(comma).graph, e)
+
+
+def test_extra_columns_follow_one_documented_policy(tmp_path, caplog):
+    e = _ring(20, 5)
+    ints = tmp_path / "ints.txt"
+    ints.write_text("\n".join(f"{u} {v} 3" for u, v in e.T))
+    floats = tmp_path / "floats.txt"
+    floats.write_text("\n".join(f"{u} {v} 0.25" for u, v in e.T))
+    with caplog.at_level(logging.WARNING, logger="gs_splits"):
+        a, b = load_graph(ints).graph, load_graph(floats).graph
+    assert np.array_equal(a, e) and np.array_equal(b, e)
+    assert sum("ignored 1 extra column(s)" in r.getMessage() for r in caplog.records) == 2
+    ragged = tmp_path / "ragged.txt"
+    ragged.write_text("0 1 0.5\n1 2\n")
+    with pytest.raises(ValueError, match=r"ragged\.txt: line 2 has 2 column\(s\), the first data line 3"):
+        load_graph(ragged)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0 1\n1 2.0\n")
+    with pytest.raises(ValueError, match=r"bad\.txt: line 2: node id '2\.0' is not a non-negative integer"):
+        load_graph(bad)
+
+
+# ------------------------------------------------------------------------------ counts and seeds
+@pytest.mark.parametrize("args", [["--domains", "0"], ["--domains", "-3"], ["--num-nodes", "0"], ["--num-nodes", "-1"]])
+def test_invalid_counts_are_rejected_in_one_line(tmp_path, capsys, args):
+    graph = _write_edges(tmp_path / "g.txt", _ring())
+    with pytest.raises(SystemExit) as exc:
+        main(["make", str(graph), *args, "--out", str(tmp_path / "s")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "must be >= 1" in err and args[0] in err
+    assert not (tmp_path / "s.npz").exists()
+
+
+def test_invalid_counts_in_the_api():
+    with pytest.raises(ValueError, match="num_domains must be an integer >= 1, got 0"):
+        structural_split(_ring(), num_domains=0)
+    with pytest.raises(ValueError, match="num_nodes must be a positive integer"):
+        structural_split(_ring(), num_nodes=0)
+    with pytest.raises(ValueError, match="num_nodes must be a positive integer"):
+        structural_split(_ring(), num_nodes=-5)
+
+
+def test_seed_none_records_the_drawn_seed_and_reproduces_the_split():
+    e = _ring()
+    a = structural_split(e, "random", seed=None)
+    b = structural_split(e, "random", seed=None)
+    assert isinstance(a.metadata["seed"], int) and a.metadata["seed"] != b.metadata["seed"]
+    again = structural_split(e, "random", seed=a.metadata["seed"])
+    assert again == a
+    json.dumps(a.metadata)  # the drawn seed is stored as it is
+    domains = np.repeat(np.array(["a", "b", "c", "d"]), 25)
+    s = scientific_split(domains, source=["a", "b"], seed=None)
+    assert scientific_split(domains, source=["a", "b"], seed=s.metadata["seed"]) == s
+
+
+# ------------------------------------------------------------------------------ umask
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_split_files_follow_the_umask(tmp_path, mask):
+    split = structural_split(_ring(), seed=0)
+    old = os.umask(mask)
+    try:
+        path = split.save(tmp_path / "s")
+    finally:
+        os.umask(old)
+    for p in (path, path.with_suffix(".json")):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~mask
