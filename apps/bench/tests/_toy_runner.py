@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +19,19 @@ class Grid:
 
 
 @dataclass(frozen=True)
+class Train:
+    """A nested settings table (``[settings.train]``), to test key paths through tables."""
+
+    lr: float = 0.01
+    max_epochs: int = 10
+
+
+@dataclass(frozen=True)
 class Settings:
     sleep_s: float = 0.0
     pid_dir: str | None = None
     label: str = "toy"
+    train: Train = field(default_factory=Train)
 
 
 def validate(config) -> dict[str, str]:

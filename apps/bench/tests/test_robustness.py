@@ -238,6 +238,18 @@ def test_bad_setting_type_names_the_key_path(tmp_path, snippet, message):
         load_suite(str(path), "ci")
 
 
+def test_nested_settings_tables_are_checked_with_their_full_path(toy, tmp_path):
+    path = toy()
+    path.write_text(path.read_text() + '[profiles.ci.settings.train]\nlr = "fast"\n')
+    with pytest.raises(SuiteConfigError, match=r"profiles\.ci\.settings\.train\.lr: expected a number, got 'fast'"):
+        load_suite(str(path), "demo")  # every profile is checked, not only the one that runs
+    path.write_text(path.read_text().replace('lr = "fast"', "max_epoch = 3"))
+    with pytest.raises(SuiteConfigError, match=r"settings\.train\.max_epoch: unknown key; did you mean 'max_epochs'"):
+        load_suite(str(path), "ci")
+    path.write_text(path.read_text().replace("max_epoch = 3", "lr = 0.5"))
+    assert load_suite(str(path), "ci").settings["train"] == {"lr": 0.5}
+
+
 def test_valid_settings_still_load_and_ints_count_as_floats(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text(

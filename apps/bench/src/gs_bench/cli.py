@@ -43,16 +43,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="gs-bench",
@@ -73,7 +63,7 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", type=Path, default=Path("demo-output"), help="output folder (default: demo-output)")
     demo.add_argument("--seed", type=int, default=0, help="seed of the three demo splits written to OUT/splits (the suites use their own seeds; default: 0)")
     demo.add_argument("--no-train", action="store_true", help="only make and describe the splits")
-    demo.add_argument("--workers", type=_positive_int, default=2, metavar="N", help="parallel jobs (default: 2)")
+    demo.add_argument("--workers", type=int, default=2, metavar="N", help="parallel jobs (default: 2)")
 
     run = sub.add_parser(
         "run",
@@ -87,10 +77,10 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", default="demo", choices=PROFILES, help="demo (embedded data, minutes), ci (real data in ../shared/datasets), full (paper scale)")
     run.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets (overrides the profile)")
     run.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods (overrides the profile)")
-    run.add_argument("--seeds", type=_positive_int, metavar="N", help="number of seeds (overrides the profile)")
+    run.add_argument("--seeds", type=int, metavar="N", help="number of seeds (overrides the profile)")
     run.add_argument("--executor", default="local", choices=EXECUTORS, help="local worker processes (default) or a Ray cluster")
     run.add_argument("--address", help="Ray cluster address for --executor ray (default: start a local Ray)")
-    run.add_argument("--workers", type=_positive_int, default=1, metavar="N", help="parallel jobs (default: 1)")
+    run.add_argument("--workers", type=int, default=1, metavar="N", help="parallel jobs (default: 1)")
     run.add_argument("--out", type=Path, required=True, help="results folder (created; re-use it to resume)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--report", choices=FORMATS, default="md", help="report written at the end (default: md)")
@@ -125,6 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    for name in ("workers", "seeds"):
+        value = getattr(args, name, None)
+        if value is not None and value < 1:
+            parser.error(f"argument --{name}: must be >= 1, got {value}")
     previous = signal.getsignal(signal.SIGTERM)
     try:
         signal.signal(signal.SIGTERM, _on_sigterm)

@@ -32,8 +32,8 @@ import errno
 import json
 import logging
 import os
+import secrets
 import socket
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,32 +46,18 @@ log = logging.getLogger(__name__)
 QUARANTINE = "quarantine"
 
 
-def _umask() -> int:
-    """The process umask, read without changing it where Linux allows (``/proc``): setting it
-    to read it would briefly affect files other threads create."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename).
 
     The file gets the permissions a plain ``open(path, "w")`` would give (``0o666`` minus the
-    umask), not the ``0o600`` of :func:`tempfile.mkstemp`.
+    umask), not the ``0o600`` of :func:`tempfile.mkstemp`: the temporary file is created with
+    mode ``0o666`` and the kernel applies the umask.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies (mkstemp: 0600)
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import secrets
 import shutil
 import tempfile
 import urllib.request
@@ -38,7 +39,7 @@ __all__ = [
     "download_file",
     "sha256_file",
     "atomic_write",
-    "file_mode",
+    "unique_temp_name",
 ]
 
 logger = logging.getLogger("gs_data")
@@ -88,22 +89,9 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def _umask() -> int:
-    try:  # Linux: read it without changing it (other threads may be creating files)
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def file_mode() -> int:
-    """Permission bits of a new file under the current umask (``0o666 & ~umask``)."""
-    return 0o666 & ~_umask()
+def unique_temp_name(name: str) -> str:
+    """``.<name>.<pid>.<random>.tmp``: a temporary name beside ``name`` (not created)."""
+    return f".{name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
 
 
 @contextmanager
@@ -116,9 +104,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb") -> Iterator:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = path.with_name(unique_temp_name(path.name))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies (mkstemp: 0600)
     try:
-        os.fchmod(fd, file_mode())
         with os.fdopen(fd, mode) as fh:
             yield fh
             fh.flush()

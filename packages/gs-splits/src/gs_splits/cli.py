@@ -64,24 +64,23 @@ def _sizes(text: str) -> tuple[float, ...] | str:
     return vals
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+def _checked(convert, ok, kind: str, accepted: str):
+    """argparse ``type=``: ``convert`` the text, then require ``ok(value)``."""
+
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {kind} {accepted}, got {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"must be {accepted}, got {value}")
+        return value
+
+    return parse
 
 
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1], got {text!r}") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {value}")
-    return value
+_positive_int = _checked(int, lambda v: v >= 1, "an integer", ">= 1")
+_fraction = _checked(float, lambda v: 0 < v <= 1, "a fraction", "in (0, 1]")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -208,7 +208,10 @@ def as_csr_graph(graph: Any, num_nodes: int | None = None) -> CSRGraph:
     if num_nodes is not None and (
         isinstance(num_nodes, bool) or not isinstance(num_nodes, (int, np.integer)) or num_nodes < 1
     ):
-        raise ValueError(f"num_nodes must be a positive integer (or None to infer it), got {num_nodes!r}")
+        raise ValueError(
+            f"num_nodes must be a positive integer (or None to infer it), got {num_nodes!r}: "
+            "the graph would be empty"
+        )
     edges, num_nodes = _edges_of(graph, num_nodes)
     if edges.ndim != 2 or edges.shape[0] != 2:
         if edges.ndim == 2 and edges.shape[1] == 2 and edges.shape[0] != 2:

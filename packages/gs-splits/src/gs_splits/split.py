@@ -23,7 +23,7 @@ import json
 import logging
 import math
 import os
-import tempfile
+import secrets
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -199,31 +199,18 @@ def _paths(path: str | os.PathLike) -> tuple[Path, Path]:
     return stem.with_name(stem.name + ".npz"), stem.with_name(stem.name + ".json")
 
 
-def _umask() -> int:
-    try:  # Linux: read it without changing it (other threads may be creating files)
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def _atomic_write(target: Path, write: Callable[[Any], Any]) -> None:
     """The one atomic-write helper of gs-splits: temporary file beside ``target``, then rename.
 
     The file gets the permissions of a plain ``open(target, "w")`` (``0o666`` minus the
     umask), not the ``0o600`` of :func:`tempfile.mkstemp`.
     """
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+    try:  # mode 0o666: the kernel applies the umask (mkstemp would give 0600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except OSError as exc:  # name the file the user asked for, not the temporary one
         raise type(exc)(exc.errno, f"cannot write here ({exc.strerror})", str(target)) from None
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             write(f)
         os.replace(tmp, target)

@@ -13,12 +13,11 @@ from __future__ import annotations
 import logging
 import math
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from gs_data._io import file_mode
+from gs_data._io import unique_temp_name
 from gs_data.track._deps import require
 from gs_data.track.config import PROCESSES, TrackSimConfig, check_process, pythia_settings
 from gs_data.track.store import FLOAT_COLUMNS, encode_barcode
@@ -57,8 +56,7 @@ def ensure_init_file(process: str, config: TrackSimConfig, init_dir: str | Path)
     if path.exists():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    os.close(fd)
+    tmp = str(path.with_name(unique_temp_name(path.name)))  # PYTHIA creates it (umask applies)
     try:
         builder = pythia8mc.Pythia("", False)
         for s in pythia_settings(process, config):
@@ -67,7 +65,6 @@ def ensure_init_file(process: str, config: TrackSimConfig, init_dir: str | Path)
         builder.readString(f"MultipartonInteractions:initFile = {tmp}")
         if not builder.init():
             raise RuntimeError(f"PYTHIA initialisation failed for process {process!r}")
-        os.chmod(tmp, file_mode())  # mkstemp made it 0600; PYTHIA writes it by name
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
