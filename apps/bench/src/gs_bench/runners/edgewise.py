@@ -64,6 +64,7 @@ class Settings:
     def __post_init__(self) -> None:
         check_positive(self, "lr", "max_epochs", "patience", "bins")
 
+
 def validate(config: SuiteConfig) -> dict[str, str]:
     require_axes(config, "edgewise", ("dataset", "model", "split", "fold"))
     for m in config.grid["model"]:

@@ -71,6 +71,7 @@ class Settings:
     def __post_init__(self) -> None:
         check_positive(self, "max_epochs", "batch_size", "par_label_n", "conformer_workers")
 
+
 def validate(config: SuiteConfig) -> dict[str, str]:
     for axis in ("dataset", "backbone", "algorithm"):
         if axis not in config.grid:

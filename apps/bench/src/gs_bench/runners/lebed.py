@@ -70,6 +70,7 @@ class Settings:
         check_positive(self, "noise_levels", "mask_levels", "max_epochs", "patience",
                        "lebed_max_steps", "domain_graphs")
 
+
 def validate(config: SuiteConfig) -> dict[str, str]:
     require_axes(config, "lebed", ("dataset", "shift", "model"))
     for s in config.grid["shift"]:

@@ -87,6 +87,7 @@ class Settings:
     def __post_init__(self) -> None:
         check_positive(self, "lr", "max_epochs", "patience", "ensemble_size", "domains")
 
+
 def validate(config: SuiteConfig) -> dict[str, str]:
     """Check datasets, strategies, ratios and methods before any job starts."""
     from gs_splits.split import PAPER_SIZES
