@@ -136,14 +136,16 @@ def _start_toy_run(tmp_path: Path, workers: int, sleep_s: float, **popen):
     script = tmp_path / "toy_cli.py"
     script.write_text(TOY_CLI)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen(
-        [sys.executable, str(script), "run", str(suite), "--out", str(tmp_path / "out"),
-         "--no-progress", "--workers", str(workers)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **popen,
-    )
+    # output to files, not pipes: an orphan holding a pipe open would block the test's read
+    with open(tmp_path / "stdout.txt", "w") as out, open(tmp_path / "stderr.txt", "w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, str(script), "run", str(suite), "--out", str(tmp_path / "out"),
+             "--no-progress", "--workers", str(workers)],
+            stdout=out, stderr=err, env=env, **popen,
+        )
     deadline = time.monotonic() + 240  # a liveness bound, not a speed requirement
     while len(list(pid_dir.iterdir())) < workers:
-        assert proc.poll() is None, proc.communicate()
+        assert proc.poll() is None, (tmp_path / "stderr.txt").read_text()
         assert time.monotonic() < deadline, "the workers never started their jobs"
         time.sleep(0.1)
     return proc, [int(p.name) for p in pid_dir.iterdir()]
@@ -160,7 +162,7 @@ def test_workers_die_with_their_parent_after_kill_minus_9(tmp_path):
     proc, workers = _start_toy_run(tmp_path, workers=2, sleep_s=600)
     assert all(w != proc.pid for w in workers)
     os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate()
+    proc.wait()
     alive = _wait_gone(workers)
     for pid in alive:  # never leave an orphan behind, even when the test fails
         os.kill(pid, signal.SIGKILL)
@@ -181,10 +183,11 @@ def test_sigint_and_sigterm_stop_cleanly_with_one_line(tmp_path, sig, group, cod
     else:
         os.kill(proc.pid, sig)
     try:
-        _, err = proc.communicate(timeout=120)
+        proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+    err = (tmp_path / "stderr.txt").read_text()
     alive = _wait_gone(workers)
     for pid in alive:
         os.kill(pid, signal.SIGKILL)
