@@ -37,8 +37,13 @@ def test_split_source_authors_is_validated_before_any_job(tmp_path):
     )
     with pytest.raises(SuiteConfigError):
         structural.validate(cfg)
-    cfg = load_suite("structural-shifts", "full").with_overrides(settings={"split_source": "authors"})
-    with pytest.raises(SuiteConfigError, match="50:50 splits only|missing"):
+    cfg = load_suite("structural-shifts", "full").with_overrides(
+        settings={"split_source": "authors", "root": str(tmp_path)})
+    with pytest.raises(SuiteConfigError, match="none of the grid's datasets"):
+        structural.validate(cfg)
+    cfg = load_suite("structural-shifts", "ci").with_overrides(
+        settings={"split_source": "authors"}, axes={"ratio": ["70:30"]})
+    with pytest.raises(SuiteConfigError, match="50:50 splits only"):
         structural.validate(cfg)
     with pytest.raises(SuiteConfigError, match="split_source"):
         structural.validate(load_suite("structural-shifts", "ci").with_overrides(

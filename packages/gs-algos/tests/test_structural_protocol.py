@@ -199,3 +199,17 @@ def test_named_methods_predict_every_node(synthetic_graph, name):
     assert all(math.isfinite(float(v)) for v in pred.ood_score[:5])
     with pytest.raises(ValueError, match="unknown node method"):
         node_method("mc-dropout")
+
+
+def test_flow_stage_trains_only_the_flow_and_unfreezes_after(synthetic_graph):
+    from gs_algos.node_methods import _fit_stage
+    from gs_models import build_model
+
+    model = seeded(lambda: build_model("gpn", 8, 3, hidden_channels=8, latent_dim=4, flow_layers=2), 0)
+    before = {k: v.detach().clone() for k, v in model.named_parameters()}
+    cfg = TrainConfig.structural_shifts(max_epochs=3, lr=0.01, weight_decay=0.0)
+    _fit_stage(model, synthetic_graph, BayesianLoss(1e-3), cfg, None, None, 3, only=model.flow)
+    after = dict(model.named_parameters())
+    assert all(torch.equal(after[k], v) for k, v in before.items() if not k.startswith("flow."))
+    assert any(not torch.equal(after[k], v) for k, v in before.items() if k.startswith("flow."))
+    assert all(p.requires_grad for p in model.parameters())

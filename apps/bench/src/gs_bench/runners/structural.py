@@ -136,7 +136,7 @@ def validate(config: SuiteConfig) -> dict[str, str]:
     else:
         fingerprints = dataset_fingerprints(config)
     if source == "authors":
-        _check_authors_files(config)
+        _check_authors_files(config, list(fingerprints))
     return fingerprints
 
 
@@ -152,7 +152,7 @@ def _has_files(name: str, settings: dict[str, Any]) -> bool:
     return True
 
 
-def _check_authors_files(config: SuiteConfig) -> None:
+def _check_authors_files(config: SuiteConfig, datasets: list[str]) -> None:
     """``split_source = "authors"``: the authors publish 50:50 splits only; every file must
     be present (the error names the path to place it at)."""
     from gs_data.splits import authors_split_path
@@ -163,7 +163,7 @@ def _check_authors_files(config: SuiteConfig) -> None:
                 f"split_source 'authors' has 50:50 splits only (the authors' files); got ratio {r!r}"
             )
     root = _root(config.settings.get("root"))
-    for name in config.grid["dataset"]:
+    for name in datasets:
         for strategy in config.grid["strategy"]:
             path = authors_split_path(name, strategy, root)
             if not path.is_file():
