@@ -213,3 +213,31 @@ def test_flow_stage_trains_only_the_flow_and_unfreezes_after(synthetic_graph):
     assert all(torch.equal(after[k], v) for k, v in before.items() if not k.startswith("flow."))
     assert any(not torch.equal(after[k], v) for k, v in before.items() if k.startswith("flow."))
     assert all(p.requires_grad for p in model.parameters())
+
+
+def test_batched_ensemble_on_sparse_bag_of_words_features(synthetic_graph):
+    """SYNTHETIC 2 %-dense features wide enough for the CSR fast path of the first layer."""
+    from torch_geometric.data import Data
+
+    g = torch.Generator().manual_seed(0)
+    n = synthetic_graph.num_nodes
+    x = (torch.rand(n, 300, generator=g) < 0.02).float()
+    x[:, :8] += synthetic_graph.x  # keep the class signal
+    data = Data(x=x, edge_index=synthetic_graph.edge_index, y=synthetic_graph.y)
+    for k in ("in_train", "in_valid", "in_test", "out_valid", "out_test"):
+        data[f"{k}_mask"] = synthetic_graph[f"{k}_mask"]
+    from gs_models import build_model
+
+    def make(s):
+        return seeded(lambda: build_model("gcn", 300, 3, hidden_channels=12, num_layers=2,
+                                          dropout=0.0, layer_order="conv-act-norm"), s)
+
+    seq, bat = [make(s) for s in (1, 2)], [make(s) for s in (1, 2)]
+    cfg = TrainConfig.structural_shifts(max_epochs=15, lr=0.01)
+    for m, s in zip(seq, (1, 2), strict=True):
+        fit_node(m, data, ERM(), cfg.replace(seed=s))
+    fit_stacked_node(bat, data, cfg)
+    assert bat[0]._x_cache is not None and bat[0]._x_cache[1].layout == torch.sparse_csr
+    for a, b in zip(seq, bat, strict=True):
+        for k, v in a.state_dict().items():
+            torch.testing.assert_close(b.state_dict()[k].float(), v.float(), atol=2e-5, rtol=1e-4, msg=k)

@@ -141,30 +141,21 @@ class TrainConfig:
         ``protocol="early-stop"``: our earlier protocol, best Valid-In *accuracy*, at most
         1000 epochs, patience 50 (not from the paper).
         """
-        if protocol == "authors":
-            base = cls(
-                lr=3e-4,
-                weight_decay=1e-5,
-                max_epochs=200,
-                patience=None,
-                train_part="in_train",
-                select_on=("in_valid",),
-                metric="loss",
-            )
-        elif protocol == "early-stop":
-            base = cls(
-                lr=3e-4,
-                weight_decay=1e-5,
-                max_epochs=1000,
-                patience=50,
-                train_part="in_train",
-                select_on=("in_valid",),
-                metric="accuracy",
-            )
-        else:
+        if protocol not in STRUCTURAL_PROTOCOLS:
             raise ValueError(
                 f"protocol must be one of {list(STRUCTURAL_PROTOCOLS)}, got {protocol!r}"
             )
+        rule = {
+            "authors": {"max_epochs": 200, "patience": None, "metric": "loss"},
+            "early-stop": {"max_epochs": 1000, "patience": 50, "metric": "accuracy"},
+        }[protocol]
+        base = cls(
+            lr=3e-4,
+            weight_decay=1e-5,
+            train_part="in_train",
+            select_on=("in_valid",),
+            **rule,
+        )
         return base.replace(**changes) if changes else base
 
     @classmethod

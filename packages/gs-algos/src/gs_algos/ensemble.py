@@ -159,14 +159,16 @@ class StackedNodeGNN(nn.Module):
     def forward(self, x: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
         cfg, tpl = self.config, self._template[0]
         n = x.size(0)
-        x = tpl._fast_features(x)
-        adj = None
-        if cfg.model == "gcn":
-            g = tpl._fast_graph(edge_index, n)
-            if isinstance(g, Tensor):  # no edges: GCN reduces to self-loops (identity)
-                adj = None
-            else:
-                adj = g.adj_t
+        # the template member's caches: sparse CSR features and the normalised GCN
+        # adjacency, built once per graph (its fast path, forced on for the stack)
+        fast, tpl.fast_path = tpl.fast_path, True
+        try:
+            x = tpl._fast_features(x)
+            g = tpl._fast_graph(edge_index, n) if cfg.model == "gcn" else None
+        finally:
+            tpl.fast_path = fast
+        # no edges: GCN's self-loops alone make the propagation the identity
+        adj = g.adj_t if g is not None and not isinstance(g, Tensor) else None
         h, first = x, True
         if "pre.weight" in self._names:
             h = self.act(self._linear_shared(x, self.p("pre.weight"), self.p("pre.bias")))
