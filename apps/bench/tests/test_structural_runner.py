@@ -137,3 +137,24 @@ def test_report_sections_follow_the_papers_order(tmp_path, monkeypatch):
     text = Path(report.build_report(tmp_path)).read_text()
     pos = [text.index(f"## {s}") for s in ("structural-shifts", "edgewise", "lebed", "gess")]
     assert pos == sorted(pos)
+
+
+def _rec(dataset, ratio, method, strategy, seed, **metrics):
+    base = {"id_acc": 0.8, "ood_acc": 0.7, "drop": -0.125, "ood_auroc": 0.75}
+    base.update(metrics)
+    return {"key": f"{dataset}{ratio}{method}{strategy}{seed}", "status": "ok",
+            "job": {"suite": "structural-shifts", "seed": seed, "settings": {},
+                    "params": {"dataset": dataset, "ratio": ratio, "method": method, "strategy": strategy}},
+            "metrics": base}
+
+
+def test_paper_values_beside_cells_for_every_ratio():
+    recs = [_rec("cora-ml", r, m, "popularity", s) for r in ("50:50", "70:30") for m in ("erm", "de")
+            for s in range(2)]
+    text = "\n".join(t.to_markdown() for t in structural.tables(recs))
+    # Table 9 (ERM popularity ID 85.80), Table 16 (DE popularity 70.55), Table 1 / Table 4 rows
+    assert "80.00 ± 0.00 (paper 85.80, Δ -5.80; SS Table 9)" in text
+    assert "75.00 ± 0.00 (paper 70.55, Δ +4.45; SS Table 16)" in text
+    assert "-12.50 % (paper -3.94, Δ -8.56; SS Table 1)" in text
+    assert "-12.50 % (paper -7.56, Δ -4.94; SS Table 4)" in text
+    assert "75.00 (paper 82.06, Δ -7.06; SS Table 4)" in text

@@ -387,14 +387,15 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         rows = []
         for ds in datasets:
             row = [ds]
-            for sh in shifts:
-                vals = [r["metrics"]["drop"] for r in groups.get((ds, ratio, "erm", sh), [])]
-                m, _, n = mean_std(vals)
-                row.append(f"{m * 100:+.2f} %" if n else "—")
-            for sh in shifts:
-                vals = [r["metrics"]["ood_auroc"] for r in groups.get((ds, ratio, "erm", sh), [])]
-                m, _, n = mean_std(vals)
-                row.append(f"{m * 100:.2f}" if n else "—")
+            for metric, pub_method, fmt in (("drop", "erm", "{:+.2f} %"), ("ood_auroc", "se", "{:.2f}")):
+                for sh in shifts:
+                    vals = [r["metrics"][metric] for r in groups.get((ds, ratio, "erm", sh), [])]
+                    m, _, n = mean_std(vals)
+                    cell = fmt.format(m * 100) if n else "—"
+                    pub = published("structural-shifts", ds, ratio, sh, pub_method, metric)
+                    if n and pub is not None:
+                        cell += f" (paper {pub[0]:.2f}, Δ {m * 100 - pub[0]:+.2f}; {pub[1]})"
+                    row.append(cell)
             rows.append(row)
         if any(any(c != "—" for c in r[1:]) for r in rows):
             out.append(Table(
