@@ -312,7 +312,3 @@ def node_method(name: str, num_members: int = 5) -> NodeMethod:
         raise ValueError(f"unknown node method {name!r}; accepted: {sorted([*NODE_METHODS, 'se'])}")
     return NODE_METHODS[key](num_members)
 
-
-def ensemble_sizes(methods: Sequence[str], num_members: int = 5) -> dict[str, int]:
-    """Members per run of each named method (1 for single models)."""
-    return {m: node_method(m, num_members).num_members for m in methods}
