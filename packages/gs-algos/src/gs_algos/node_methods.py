@@ -35,7 +35,7 @@ Seeds (:func:`member_seeds`): the authors seed run ``i`` (1-based) with ``42 + i
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
