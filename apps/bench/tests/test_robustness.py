@@ -225,9 +225,9 @@ def test_unknown_suite_key_is_an_error_with_a_suggestion(toy, tmp_path, capsys):
 
 @pytest.mark.parametrize(("snippet", "message"), [
     ('[profiles.ci.settings]\nlr = "fast"', r"profiles\.ci\.settings\.lr: expected a number, got 'fast' \(a string\)"),
-    ("[settings]\nmax_epochs = 2.5", r"settings\.max_epochs: expected an integer, got 2\.5"),
+    ("[settings]\nmax_epochs = 2.5", r"settings\.max_epochs: expected an integer( or nothing \(leave the key out\))?, got 2\.5"),
     ("[settings]\nroot = 3", r"settings\.root: expected a string or nothing"),
-    ("[settings]\npatience = true", r"settings\.patience: expected an integer, got True \(a boolean\)"),
+    ("[settings]\npatience = true", r"settings\.patience: expected an integer( or nothing \(leave the key out\))?, got True \(a boolean\)"),
     ('[profiles.demo.grid]\nratio = [50]', r"profiles\.demo\.grid\.ratio: expected a list of a string"),
     ("[settings]\nmax_epochs = 0", r"max_epochs must be > 0, got 0"),
 ])

@@ -62,8 +62,10 @@ def test_structural_shifts_defaults_are_the_papers():
     cfg = load_suite("structural-shifts", "full")
     assert cfg.settings["lr"] == 3e-4 and cfg.settings["weight_decay"] == 1e-5
     assert cfg.grid["ratio"] == ["50:50", "70:30", "90:10"]
-    assert cfg.grid["strategy"] == ["popularity", "locality", "density"]
-    assert cfg.seeds == 5
+    assert cfg.grid["strategy"] == ["popularity", "locality", "density", "random"]  # + appendix B
+    # the authors' runs: 3 of each single model, one ensemble of 5 members
+    assert cfg.seeds == 3 and cfg.settings["ensemble_size"] == 5 and cfg.settings["ensemble_runs"] == 1
+    assert cfg.settings["protocol"] == "authors"
     assert load_suite("structural-shifts", "demo").grid["dataset"] == ["synthetic-default"]
 
 

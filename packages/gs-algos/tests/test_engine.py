@@ -16,7 +16,7 @@ from gs_algos.methods import DANN, ERM, VREx
 def _cfg(**kw):
     base = dict(lr=0.01, weight_decay=5e-4, max_epochs=12, patience=None, seed=3)
     base.update(kw)
-    return TrainConfig.structural_shifts(**base)
+    return TrainConfig.structural_shifts("early-stop", **base)
 
 
 def _same_state(a, b):

@@ -187,3 +187,42 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(gs_models.node, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_structural_shifts_layer_order_is_the_authors():
+    """Authors' ``ConvolutionLayer.forward`` (source/layers/general.py): conv -> GELU ->
+    (+ skip) -> norm -> dropout. Checked against a hand-written forward pass."""
+    torch.manual_seed(0)
+    m = build_model("structural-shifts-base", 6, 3, hidden_channels=8).train()
+    assert m.config.layer_order == "conv-act-norm"
+    x = torch.randn(9, 6)
+    ei = torch.tensor([[0, 1, 2, 3, 4, 5, 6, 7], [1, 2, 3, 4, 5, 6, 7, 8]])
+    ei = torch.cat([ei, ei.flip(0)], 1)
+    m.config = dataclasses.replace(m.config, dropout=0.0)
+    h = x
+    for conv, bn in zip(m.layers, m.norms, strict=True):
+        h = bn(torch.nn.functional.gelu(conv(h, ei)))  # batch norm follows the activation
+    torch.testing.assert_close(m(x, ei)[0], h, atol=1e-5, rtol=1e-5)
+    # the earlier layout (batch norm before the activation) differs and stays available
+    early = preset("structural-shifts-base-early-stop")
+    assert early.layer_order == "conv-norm-act" and early.norm == "batch"
+
+
+def test_structural_shifts_mod_is_the_authors_improved_config():
+    """``improved_method_config.yaml``: linear -> GELU -> LayerNorm (no dropout), then SAGE
+    layers ``LayerNorm(GELU(sage(h)) + h)`` with dropout 0.2, then a linear head."""
+    mod = preset("structural-shifts-mod")
+    assert (mod.norm, mod.pre_dropout, mod.residual, mod.layer_order) == (
+        "layer", 0.0, True, "conv-act-norm"
+    )
+    torch.manual_seed(1)
+    m = build_model("structural-shifts-mod", 5, 3, hidden_channels=8).eval()
+    assert isinstance(m.pre_norm, torch.nn.LayerNorm)
+    x = torch.randn(7, 5)
+    ei = torch.tensor([[0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 6]])
+    h = m.pre_norm(torch.nn.functional.gelu(m.pre(x)))
+    for conv, ln in zip(m.layers, m.norms, strict=True):
+        h = ln(torch.nn.functional.gelu(conv(h, ei)) + h)
+    emb, logits = m(x, ei)
+    torch.testing.assert_close(emb, h, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(logits, m.head(h), atol=1e-5, rtol=1e-5)

@@ -78,6 +78,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets (overrides the profile)")
     run.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods (overrides the profile)")
     run.add_argument("--seeds", type=int, metavar="N", help="number of seeds (overrides the profile)")
+    run.add_argument("--split-source", choices=("seeded", "authors"), help="structural-shifts: 'authors' uses the authors' published 50:50 masks (<root>/structural-shifts/<name>/splits/<shift>.pth), 'seeded' gs-splits with split seed 0 (default: the suite's setting)")
     run.add_argument("--executor", default="local", choices=EXECUTORS, help="local worker processes (default) or a Ray cluster")
     run.add_argument("--address", help="Ray cluster address for --executor ray (default: start a local Ray)")
     run.add_argument("--workers", type=int, default=1, metavar="N", help="parallel jobs (default: 1)")
@@ -183,6 +184,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 progress=not args.no_progress,
                 report_format=args.report,
                 dry_run=args.dry_run,
+                settings={"split_source": args.split_source} if args.split_source else None,
             )
         except SuiteConfigError as exc:
             print(f"gs-bench: cannot start: {_one_line(exc)}", file=sys.stderr)

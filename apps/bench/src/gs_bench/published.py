@@ -6,7 +6,8 @@ development checkout:
 
 * SS = Bazhenov et al., "Evaluating robustness and uncertainty of graph models under structural
   distributional shifts" (structural-shifts.md): Table 1 (ERM drop / SE AUROC), Tables 9-10
-  (OOD robustness on CoraML / CiteSeer, ID and OOD accuracy), Tables 16-17 (OOD detection AUROC).
+  (OOD robustness on CoraML / CiteSeer, ID and OOD accuracy), Tables 16-17 (OOD detection AUROC),
+  Tables 4 and 6 (Table 1 at the 70:30 and 90:10 ratios).
 * EW = Hsu, Shen, Cremers, "What makes graph neural networks miscalibrated?" / edgewise
   calibration (edgewise-calibration.md), Table 1 (nodewise / edgewise / agree / disagree ECE).
 """
@@ -64,6 +65,38 @@ _SS_AUROC = {
         "se+mod": (54.36, 78.74, 61.03),
     },
 }
+# Tables 1 (50:50), 4 (70:30) and 6 (90:10): ERM relative accuracy drop (%) and SE AUROC per
+# shift (popularity, locality, density). The right halves of Tables 4 and 6 list the datasets
+# in another order than the left halves; the values below are matched by dataset name.
+_SS_TABLE1 = {
+    ("50:50", "Table 1"): {
+        "amazon-computer": ((-10.01, -21.95, -7.91), (88.52, 86.48, 44.24)),
+        "amazon-photo": ((-8.54, -30.93, -3.58), (92.05, 93.29, 41.08)),
+        "coauthor-cs": ((-3.13, -1.22, -4.86), (83.25, 85.74, 50.91)),
+        "coauthor-physics": ((-3.42, -4.75, -1.41), (86.60, 87.73, 37.50)),
+        "cora-ml": ((-3.94, -14.61, -17.09), (75.67, 87.13, 81.55)),
+        "citeseer": ((-0.02, -26.51, -8.39), (68.01, 89.89, 66.90)),
+        "pubmed": ((-3.23, -5.71, -0.78), (68.60, 66.34, 58.60)),
+    },
+    ("70:30", "Table 4"): {
+        "amazon-computer": ((-3.80, -12.66, -14.04), (87.83, 85.77, 50.46)),
+        "amazon-photo": ((-7.19, -3.03, -6.79), (91.80, 85.78, 47.27)),
+        "coauthor-cs": ((-6.51, -1.89, -6.64), (83.68, 81.13, 63.24)),
+        "coauthor-physics": ((-2.58, -5.50, -2.47), (86.70, 82.06, 39.68)),
+        "cora-ml": ((-7.56, -13.63, -9.49), (82.06, 84.63, 76.82)),
+        "citeseer": ((3.24, 2.50, -4.13), (70.56, 64.55, 58.04)),
+        "pubmed": ((0.46, -0.67, -1.76), (66.64, 63.34, 55.79)),
+    },
+    ("90:10", "Table 6"): {
+        "amazon-computer": ((-8.45, -7.79, -30.98), (83.42, 76.53, 68.97)),
+        "amazon-photo": ((-8.00, 0.12, -16.35), (89.01, 82.57, 64.41)),
+        "coauthor-cs": ((-9.79, -4.42, -7.76), (83.22, 76.02, 70.63)),
+        "coauthor-physics": ((-3.77, -4.91, -5.32), (84.68, 78.60, 52.97)),
+        "cora-ml": ((-16.10, 5.52, -8.03), (79.36, 69.64, 69.78)),
+        "citeseer": ((-5.14, 1.35, 1.86), (75.90, 65.11, 55.48)),
+        "pubmed": ((3.33, 4.70, -2.63), (61.05, 57.14, 55.11)),
+    },
+}
 # Edgewise paper, Table 1: (dataset, model) -> (nodewise, edgewise, agree, disagree) ECE in %
 _EW_ECE = {
     ("planetoid-cora", "gcn"): (12.47, 16.64, 24.18, 17.87),
@@ -92,6 +125,11 @@ def _build() -> dict[tuple, tuple[float, str]]:
         for method, vals in methods.items():
             for i, shift in enumerate(_SHIFTS):
                 table[("structural-shifts", dataset, shift, method, "ood_auroc")] = (vals[i], f"SS {where}")
+    for (ratio, where), datasets in _SS_TABLE1.items():
+        for dataset, (drops, aurocs) in datasets.items():
+            for i, shift in enumerate(_SHIFTS):
+                table[("structural-shifts", dataset, ratio, shift, "erm", "drop")] = (drops[i], f"SS {where}")
+                table[("structural-shifts", dataset, ratio, shift, "se", "ood_auroc")] = (aurocs[i], f"SS {where}")
     for (dataset, model), vals in _EW_ECE.items():
         for metric, v in zip(("nodewise_ece", "edgewise_ece", "agree_ece", "disagree_ece"), vals, strict=False):
             table[("edgewise", dataset, model, metric)] = (v, "EW Table 1")

@@ -119,12 +119,16 @@ def build_report(out: str | Path, fmt: str = "md") -> Path:
     run_files = sorted(out.glob("run-*.json"))
     run_info = json.loads(run_files[-1].read_text()) if run_files else {}
     sections: list[tuple[str, list[Table], list[Figure]]] = []
-    for suite in sorted(by_suite):
+    from gs_bench.runners import RUNNERS
+
+    order = list(RUNNERS)  # the papers' order: structural shifts, edgewise, LeBed, GeSS
+    for suite in sorted(by_suite, key=lambda s: (order.index(s) if s in order else len(order), s)):
         runner = load_runner(suite)
         recs = sorted(by_suite[suite], key=lambda r: r["key"])
         tables = runner.tables(recs)
         figures = runner.figures(recs, report_dir) if hasattr(runner, "figures") else []
-        sections.append((suite, tables, figures))
+        texts = runner.paragraphs(recs) if hasattr(runner, "paragraphs") else []
+        sections.append((suite, tables, figures, texts))
     failed = [r for r in records if r.get("status") != "ok"]
     text = _render(sections, fmt, run_info, len(records), failed)
     name = {"md": "report.md", "html": "report.html", "latex": "report.tex"}[fmt]
@@ -140,8 +144,9 @@ def _render(sections, fmt, run_info, n_records, failed) -> str:
         parts = ["# gs benchmark report", ""]
         parts.append(f"{n_records} job records ({len(failed)} failed). Git revision: {env.get('git_revision', 'unknown')}. CPU: {env.get('cpu', '?')} x{env.get('cpu_count', '?')}, GPU: {env.get('gpu', '?')}.")
         parts.append(f"Versions: {versions}." if versions else "")
-        for suite, tables, figures in sections:
+        for suite, tables, figures, texts in sections:
             parts += ["", f"## {suite}", ""]
+            parts += [f"{t}\n" for t in texts]
             parts += [t.to_markdown() for t in tables]
             parts += [f"![{f.caption}]({f.path})\n\n*{f.caption}*\n" for f in figures]
         if failed:
@@ -153,14 +158,15 @@ def _render(sections, fmt, run_info, n_records, failed) -> str:
                  "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}th{background:#eee}img{max-width:100%}</style></head><body>",
                  "<h1>gs benchmark report</h1>",
                  f"<p>{n_records} job records ({len(failed)} failed). Git revision: {html.escape(str(env.get('git_revision', 'unknown')))}. {html.escape(versions)}</p>"]
-        for suite, tables, figures in sections:
+        for suite, tables, figures, texts in sections:
             parts.append(f"<h2>{html.escape(suite)}</h2>")
+            parts += [f"<p>{html.escape(t)}</p>" for t in texts]
             parts += [t.to_html() for t in tables]
             parts += [f"<figure><img src='{html.escape(f.path)}'><figcaption>{html.escape(f.caption)}</figcaption></figure>" for f in figures]
         parts.append("</body></html>")
         return "\n".join(parts)
     parts = [r"% gs benchmark report (tables need \usepackage{booktabs})"]
-    for suite, tables, _ in sections:
+    for suite, tables, _, _texts in sections:
         parts.append(f"% --- {suite} ---")
         parts += [t.to_latex() for t in tables]
     return "\n".join(parts)

@@ -27,6 +27,9 @@ def plan_jobs(config: SuiteConfig) -> tuple[list[dict[str, Any]], dict[str, Any]
     applicable = getattr(runner, "applicable", None)
     if applicable is not None:  # grid points that make no sense (e.g. a domain shift of Cora)
         jobs = [j for j in jobs if applicable(j.params)]
+    runs = getattr(runner, "runs", None)
+    if runs is not None:  # methods with their own number of runs (e.g. one 5-member ensemble)
+        jobs = [j for j in jobs if j.seed < runs(j.params, j.settings, config.seeds)]
     return [j.as_dict() for j in jobs], env
 
 
@@ -43,17 +46,19 @@ def run_suite(
     progress: bool = True,
     report_format: str | None = "md",
     dry_run: bool = False,
+    settings: dict[str, Any] | None = None,
 ) -> int:
     """Run ``suite`` with ``profile`` into ``out``; returns a process exit code.
 
     ``out`` is locked for the whole run (:class:`gs_bench.store.RunLock`): a second concurrent
     run on it raises :class:`gs_bench.store.LockedError`. ``dry_run`` validates and plans only.
+    ``settings`` override the suite's settings (e.g. ``{"split_source": "authors"}``).
     """
     config = load_suite(suite, profile)
     axes = dict(axes or {})
     if "method" in axes and "method" not in config.grid and "model" in config.grid:
         axes["model"] = axes.pop("method")  # the edgewise suite compares models, not methods
-    config = config.with_overrides(seeds=seeds, axes=axes)
+    config = config.with_overrides(seeds=seeds, axes=axes, settings=settings)
     jobs, env = plan_jobs(config)
     if dry_run:
         print(f"{config.suite} ({config.profile}): {len(jobs)} jobs; the suite is valid "

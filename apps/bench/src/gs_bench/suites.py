@@ -82,7 +82,11 @@ class SuiteConfig:
     paper: str = ""
 
     def with_overrides(
-        self, *, seeds: int | None = None, axes: dict[str, list[Any]] | None = None
+        self,
+        *,
+        seeds: int | None = None,
+        axes: dict[str, list[Any]] | None = None,
+        settings: dict[str, Any] | None = None,
     ) -> SuiteConfig:
         grid = copy.deepcopy(self.grid)
         for axis, values in (axes or {}).items():
@@ -101,7 +105,7 @@ class SuiteConfig:
             description=self.description,
             seeds=self.seeds if seeds is None else seeds,
             grid=grid,
-            settings=dict(self.settings),
+            settings={**self.settings, **(settings or {})},
             source=self.source,
             paper=self.paper,
         )

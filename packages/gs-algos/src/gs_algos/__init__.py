@@ -3,8 +3,11 @@
 Train with :func:`fit_node` / :func:`fit_graph` and a :class:`TrainConfig` (paper presets
 :meth:`TrainConfig.structural_shifts`, :meth:`TrainConfig.edgewise`,
 :meth:`TrainConfig.gess`); methods live in :mod:`gs_algos.methods` (:data:`METHODS`),
-uncertainty estimators in :mod:`gs_algos.uncertainty`, fine-tuning (Par-Label) in
-:mod:`gs_algos.finetune` and the GeSS search in :mod:`gs_algos.search`.
+uncertainty estimators in :mod:`gs_algos.uncertainty`, the named structural-shifts methods
+(SE, DE, GPN, NatPN, GPE, NatPE and the robustness methods, one trained run each) in
+:mod:`gs_algos.node_methods`, batched Deep Ensemble training in :mod:`gs_algos.ensemble`,
+fine-tuning (Par-Label) in :mod:`gs_algos.finetune` and the GeSS search in
+:mod:`gs_algos.search`.
 """
 
 from gs_algos.__about__ import __version__

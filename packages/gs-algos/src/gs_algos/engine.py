@@ -533,9 +533,16 @@ def fit_node(
 
         def evaluate() -> dict:
             _, out = meth.predict(model, "node", data)
-            return {
+            res = {
                 p: evaluate_outputs(out[parts[p]], y[parts[p]], cfg.task) for p in eval_parts
             }
+            # a method whose training objective is not the cross-entropy of its outputs
+            # (e.g. the Bayesian loss of Dirichlet models) reports its own loss per part
+            own = meth.evaluation_losses(model, "node", data, {p: parts[p] for p in eval_parts}, y)
+            for p, v in own.items():
+                if res.get(p):
+                    res[p]["loss"] = v
+            return res
 
         return _Loop(
             model, meth, cfg, train_epoch, evaluate, callback, checkpoint_dir,

@@ -216,6 +216,20 @@ class BayesianLoss(Method):
         emb, alpha = call_model(model, level, data)
         return emb, torch.log(alpha / alpha.sum(-1, keepdim=True))
 
+    def evaluation_losses(self, model, level, data, parts, y):
+        """The Bayesian loss on each part: what the structural-shifts authors monitor on
+        Valid-In for their Dirichlet models (``DirichletBayesianLoss`` in
+        ``source/layers/loss.py``, logged by ``BaseLightningModule.log_loss``)."""
+        _, alpha = call_model(model, level, data)
+        out = {}
+        for p, mask in parts.items():
+            if int(mask.sum()) == 0:
+                continue
+            a = alpha[mask]
+            loss = uce_loss(a, y[mask]).mean() - self.entropy_weight * dirichlet_entropy(a).mean()
+            out[p] = float(loss)
+        return out
+
 
 def dirichlet_alpha(model: nn.Module, data: Any, level: str = "node") -> Tensor:
     """``alpha`` of a Dirichlet model in eval mode, without gradients."""

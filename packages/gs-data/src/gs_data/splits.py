@@ -15,9 +15,17 @@ import numpy as np
 import torch
 from torch_geometric.data import Data
 
-from gs_data._io import processed_root
+from gs_data._io import MissingRawFileError, data_root, processed_root
 
-__all__ = ["attach_split", "make_split", "data_fingerprint"]
+__all__ = [
+    "AUTHORS_SPLIT_KEYS",
+    "attach_split",
+    "authors_split",
+    "authors_split_path",
+    "data_fingerprint",
+    "load_authors_split",
+    "make_split",
+]
 
 logger = logging.getLogger("gs_data")
 
@@ -182,4 +190,83 @@ def make_split(
                 logger.warning("could not write split cache %s: %s", path, exc)
     out = attach_split(data, split)
     out.split_metadata = {**out.split_metadata, "cache_file": str(path), "data_fingerprint": fp}
+    return out
+
+
+#: Keys of the structural-shifts authors' split files -> our part names.
+AUTHORS_SPLIT_KEYS = {
+    "train": "in_train",
+    "valid_in": "in_valid",
+    "test_in": "in_test",
+    "valid_out": "out_valid",
+    "test_out": "out_test",
+}
+
+
+def authors_split_path(name: str, strategy: str, root: str | os.PathLike | None = None) -> Path:
+    """Where the authors' split file of dataset ``name`` and ``strategy`` is (or must be
+    placed): ``<root>/structural-shifts/<name>/splits/<strategy>.pth`` (the layout of
+    ``datasets/<name>/splits/`` in yandex-research/structural-graph-shifts)."""
+    from gs_data._registry import resolve_name
+
+    key = resolve_name(name).name
+    base = Path(root) if root is not None else data_root()
+    return base / "structural-shifts" / key / "splits" / f"{strategy}.pth"
+
+
+def load_authors_split(
+    name: str, strategy: str, root: str | os.PathLike | None = None
+) -> dict[str, np.ndarray]:
+    """The structural-shifts authors' published masks for ``name`` / ``strategy``.
+
+    The file is a ``torch.save`` dict of bool tensors with keys ``train, valid_in,
+    test_in, valid_out, test_out``; returned as ``{in_train, in_valid, in_test, out_valid,
+    out_test}`` boolean numpy arrays, unchanged. Raises :class:`MissingRawFileError` naming
+    the path to place the file at, and :class:`ValueError` for a file with other keys.
+    """
+    path = authors_split_path(name, strategy, root)
+    if not path.is_file():
+        raise MissingRawFileError(
+            f"the authors' split file {path} is missing; copy datasets/<name>/splits/"
+            f"{strategy}.pth of yandex-research/structural-graph-shifts there"
+        )
+    raw = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(raw, Mapping) or set(raw) != set(AUTHORS_SPLIT_KEYS):
+        got = sorted(raw) if isinstance(raw, Mapping) else type(raw).__name__
+        raise ValueError(
+            f"{path}: expected a dict with keys {sorted(AUTHORS_SPLIT_KEYS)}, got {got}"
+        )
+    return {ours: torch.as_tensor(raw[theirs]).cpu().numpy().astype(bool)
+            for theirs, ours in AUTHORS_SPLIT_KEYS.items()}
+
+
+def authors_split(
+    data: Data,
+    name: str,
+    strategy: str,
+    *,
+    root: str | os.PathLike | None = None,
+    num_domains: int = 10,
+) -> Data:
+    """``data`` with the authors' published masks attached (see :func:`attach_split`).
+
+    Domains for DANN / CORAL (appendix F, k = ``num_domains`` bins) come from the
+    authors' per-node splitting values ``<strategy>-values.npy`` beside the ``.pth`` file
+    (:func:`gs_splits.property_domains`); without that file no domains are attached.
+    ``split_metadata["source"]`` is ``"authors"`` and names the file.
+    """
+    from gs_splits import property_domains
+
+    masks = load_authors_split(name, strategy, root)
+    path = authors_split_path(name, strategy, root)
+    split: dict[str, Any] = dict(masks)
+    values = path.with_name(f"{strategy}-values.npy")
+    sigma = None
+    if values.is_file():
+        sigma = np.load(values)
+        split["domains"] = property_domains(sigma, num_domains)
+    out = attach_split(data, split)
+    if sigma is not None and sigma.shape == (int(data.num_nodes),):
+        out.split_sigma = torch.from_numpy(np.ascontiguousarray(sigma, dtype=np.float64))
+    out.split_metadata = {"source": "authors", "file": str(path), "strategy": strategy}
     return out

@@ -14,6 +14,7 @@ from gs_models._validation import check_positive_int, check_probability
 
 __all__ = [
     "ACTIVATIONS",
+    "LAYER_ORDERS",
     "NODE_MODELS",
     "NORMS",
     "POINT_CLOUD_MODELS",
@@ -34,6 +35,7 @@ __all__ = [
 NODE_MODELS = ("mlp", "gcn", "sage", "gat", "gin")
 POINT_CLOUD_MODELS = ("egnn", "dgcnn", "pointtransformer")
 NORMS = (None, "batch", "layer")
+LAYER_ORDERS = ("conv-norm-act", "conv-act-norm")
 ACTIVATIONS = ("relu", "gelu", "elu", "leaky_relu", "silu", "tanh", "identity")
 EVIDENCE_ACTIVATIONS = ("softplus", "exp", "relu")
 CERTAINTY_BUDGETS = ("constant", "exp-half", "exp", "normal")
@@ -82,6 +84,16 @@ class NodeGNNConfig:
     pre_linear : bool
         A linear pre-processing layer (``in -> hidden`` + activation) before the first graph
         layer (structural-shifts, section 5.3: the "improved" architecture).
+    layer_order : {"conv-norm-act", "conv-act-norm"}
+        Order inside a hidden layer. ``"conv-norm-act"``: ``act(norm(conv(h)))``, a skip
+        connection added after the activation (our earlier layout). ``"conv-act-norm"``:
+        ``norm(act(conv(h)) + h)``, the skip added before the norm, and the pre-processing
+        linear layer also followed by the norm: the structural-shifts authors' layout
+        (``source/layers/general.py``, ``ConvolutionLayer`` / ``FeedForwardLayer``; repository
+        yandex-research/structural-graph-shifts).
+    pre_dropout : float or None
+        Dropout after the pre-processing linear layer; ``None`` = ``dropout``. The authors'
+        "improved" config (``configs/method_configs/mpn/improved_method_config.yaml``) uses 0.
     head : {"linear", "conv"}
         Output layer type (see ``num_layers``).
     heads : int
@@ -104,6 +116,8 @@ class NodeGNNConfig:
     activation: str = "gelu"
     residual: bool = False
     pre_linear: bool = False
+    layer_order: str = "conv-norm-act"
+    pre_dropout: float | None = None
     head: str = "linear"
     heads: int = 1
     attention_dropout: float = 0.0
@@ -122,6 +136,9 @@ class NodeGNNConfig:
         _choice(self.norm, "norm", NORMS)
         _choice(self.activation, "activation", ACTIVATIONS)
         _choice(self.head, "head", ("linear", "conv"))
+        _choice(self.layer_order, "layer_order", LAYER_ORDERS)
+        if self.pre_dropout is not None:
+            check_probability(self.pre_dropout, "pre_dropout")
         _choice(self.sage_aggr, "sage_aggr", ("mean", "max", "sum"))
         check_positive_int(self.heads, "heads")
         if self.model == "gat":

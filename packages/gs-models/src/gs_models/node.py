@@ -122,8 +122,11 @@ class NodeGNN(nn.Module):
 
         width = in_channels
         self.pre = None
+        self._act_first = cfg.layer_order == "conv-act-norm"
         if cfg.pre_linear:
             self.pre = nn.Linear(in_channels, cfg.hidden_channels)
+            if self._act_first:
+                self.pre_norm = make_norm(cfg.norm, cfg.hidden_channels)
             width = cfg.hidden_channels
 
         n_encoder = cfg.num_layers if cfg.head == "linear" else cfg.num_layers - 1
@@ -240,11 +243,17 @@ class NodeGNN(nn.Module):
         """Embeddings ``(N, D)``: everything below the output head (no validation)."""
         cfg = self.config
         h = F.dropout(x, cfg.input_dropout, self.training) if cfg.input_dropout > 0 else x
+        pre_p = cfg.dropout if cfg.pre_dropout is None else cfg.pre_dropout
         if self.pre is not None:
-            h = F.dropout(self.act(self.pre(h)), cfg.dropout, self.training)
+            h = self.act(self.pre(h))
+            h = F.dropout(self.pre_norm(h) if self._act_first else h, pre_p, self.training)
         for i, (layer, norm) in enumerate(zip(self.layers, self.norms, strict=True)):
-            out = self.act(norm(self._apply_layer(layer, h, edge_index)))
-            h_new = h + out if self._residual[i] else out
+            if self._act_first:  # the structural-shifts authors' order: norm(act(conv(h)) + h)
+                out = self.act(self._apply_layer(layer, h, edge_index))
+                h_new = norm(h + out if self._residual[i] else out)
+            else:
+                out = self.act(norm(self._apply_layer(layer, h, edge_index)))
+                h_new = h + out if self._residual[i] else out
             h = h_new if i == len(self.layers) - 1 else F.dropout(h_new, cfg.dropout, self.training)
         return h
 

@@ -7,6 +7,12 @@ Each runner module provides
   fingerprint per dataset;
 * ``run_job(job: dict) -> dict``: runs one job and returns its metrics;
 * ``tables(records) -> list[gs_bench.report.Table]``: the paper-layout tables.
+
+Optional: ``figures(records, report_dir)``, ``paragraphs(records) -> list[str]`` (text put
+before the suite's tables, e.g. the training protocol), ``applicable(params) -> bool``
+(drop grid points that make no sense) and ``runs(params, settings, seeds) -> int`` (fewer
+runs for some grid points, e.g. one 5-member ensemble against 3 runs of a single model).
+Report sections follow the order of :data:`RUNNERS` (the papers' order).
 """
 
 RUNNERS: dict[str, str] = {

@@ -1,8 +1,19 @@
 """Runner of the ``structural-shifts`` suite (Bazhenov et al., sections 4-5, appendix F).
 
 One job = (dataset, strategy, ID:OOD ratio, method, seed). The split is fixed per
-(dataset, strategy, ratio) (split seed 0, as the paper uses one split per shift); the seed
-drives model initialisation and training, as in the paper's 5 runs.
+(dataset, strategy, ratio): split seed 0 of gs-splits (``split_source = "seeded"``) or the
+authors' published masks (``split_source = "authors"``, 50:50 only; gs-data
+:func:`~gs_data.splits.authors_split`). The job's seed is the *run* of the method: single
+models run with seed ``43 + run``, an ensemble's members with ``43 + 5 run .. 47 + 5 run``
+(the authors' seeding, :func:`gs_algos.node_methods.member_seeds`). Single models get
+``seeds`` runs, ensembles ``ensemble_runs`` (the authors: 3 runs of SE, one 5-member DE;
+:func:`runs`).
+
+Training protocol (setting ``protocol``): ``"authors"`` (default) = 200 epochs, lowest
+Valid-In loss, the authors' layer order; ``"early-stop"`` = our earlier protocol (best
+Valid-In accuracy, patience 50, conv -> batch norm -> GELU). What each method trains and
+how it scores OOD lives in gs-algos (:mod:`gs_algos.node_methods`); this runner only
+wires a method name to a model preset and tabulates.
 
 Metrics per job (fractions in [0, 1]):
 
@@ -10,10 +21,10 @@ Metrics per job (fractions in [0, 1]):
   (ood - id) / id as in Table 1 (left).
 * ``ood_auroc`` / ``ood_aupr``: OOD detection with ``out_test`` as positives against
   ``in_test`` (section 4, "Prediction tasks & evaluation metrics"), scored by the method's
-  uncertainty: softmax entropy for ERM (this is the SE method of Table 1, right), knowledge
-  uncertainty (mutual information) for DE (section 4: "DE ... separate[s] the knowledge
-  uncertainty that is used for OOD detection"), and the negative total evidence for the
-  Dirichlet models.
+  OOD score (:class:`gs_algos.node_methods.NodePrediction`): softmax entropy for ERM (the SE
+  method of Table 1, right), knowledge uncertainty for DE, minus the total evidence for
+  the Dirichlet models. ``ood_auroc_<measure>``: the same with the total / data /
+  knowledge uncertainty (the authors' code logs all three).
 * ``err_auroc``: misclassification detection AUROC on ``in_test`` ∪ ``out_test``.
 * ``id_ece`` / ``ood_ece``: 15-bin ECE of the predictions.
 """
@@ -35,7 +46,7 @@ from gs_bench.suites import SuiteConfig, SuiteConfigError, check_positive
 
 log = logging.getLogger(__name__)
 
-#: method name -> (label in tables, model preset)
+#: method name -> (label in tables, model preset under the "authors" protocol)
 METHODS: dict[str, tuple[str, str]] = {
     "erm": ("ERM / SE", "structural-shifts-base"),
     "erm+mod": ("ERM + mod", "structural-shifts-mod"),
@@ -52,6 +63,38 @@ METHODS: dict[str, tuple[str, str]] = {
 # "se" and "se+mod" are the uncertainty view of the "erm" / "erm+mod" jobs (same training).
 ALIASES = {"se": "erm", "se+mod": "erm+mod"}
 STRATEGIES = ("popularity", "locality", "density", "random")
+PROTOCOLS = ("authors", "early-stop")
+SPLIT_SOURCES = ("seeded", "authors")
+#: preset of the "early-stop" protocol (our earlier layer order) where it differs
+_EARLY_STOP_PRESETS = {
+    "structural-shifts-base": "structural-shifts-base-early-stop",
+    "structural-shifts-mod": "structural-shifts-mod-early-stop",
+}
+
+
+def model_preset(method: str, protocol: str = "authors") -> str:
+    """The gs-models preset a method trains under ``protocol``."""
+    preset = METHODS[_canonical_method(method)][1]
+    return _EARLY_STOP_PRESETS.get(preset, preset) if protocol == "early-stop" else preset
+
+
+def _algo_name(method: str) -> str:
+    """The gs-algos named method of a suite method (``erm+mod`` trains as ``erm``)."""
+    return _canonical_method(method).replace("+mod", "")
+
+
+def runs(params: dict[str, Any], settings: dict[str, Any], seeds: int) -> int:
+    """Number of runs (job seeds) of a grid point: ``seeds`` for single models,
+    ``ensemble_runs`` (default 1, the authors' one ensemble) for ensembles; 0 for a dataset
+    without its files when ``skip_missing_datasets`` is set (the ``full`` profile)."""
+    from gs_algos.node_methods import node_method
+
+    if settings.get("skip_missing_datasets") and not _has_files(params["dataset"], settings):
+        return 0
+    size = int(settings.get("ensemble_size", 5))
+    if node_method(_algo_name(params["method"]), size).num_members > 1:
+        return min(seeds, int(settings.get("ensemble_runs", 1)))
+    return seeds
 
 
 def _canonical_method(name: str) -> str:
@@ -72,20 +115,26 @@ class Grid:
 class Settings:
     """``[settings]`` of the suite, the one place its keys and types are declared (strict
     check in ``load_suite``). Defaults: appendix F of the paper (Adam lr 3e-4, weight decay
-    1e-5, patience 50, ensembles of 5, k = 10 domains); ``root = "shared"`` reads
-    ``$GS_SHARED_DATA``."""
+    1e-5, ensembles of 5, k = 10 domains) and the authors' protocol (``protocol =
+    "authors"``: 200 epochs, no early stopping, lowest Valid-In loss; see
+    :meth:`gs_algos.TrainConfig.structural_shifts`). ``max_epochs`` / ``patience`` left
+    unset take the protocol's values. ``root = "shared"`` reads ``$GS_SHARED_DATA``."""
 
-    model: str = "structural-shifts-base"
+    protocol: str = "authors"
+    split_source: str = "seeded"
     lr: float = 3e-4
     weight_decay: float = 1e-5
-    max_epochs: int = 1000
-    patience: int = 50
+    max_epochs: int | None = None
+    patience: int | None = None
     ensemble_size: int = 5
+    ensemble_runs: int = 1
     domains: int = 10
+    skip_missing_datasets: bool = False
     root: str | None = None
 
     def __post_init__(self) -> None:
-        check_positive(self, "lr", "max_epochs", "patience", "ensemble_size", "domains")
+        check_positive(self, "lr", "max_epochs", "patience", "ensemble_size", "ensemble_runs",
+                       "domains")
 
 
 def validate(config: SuiteConfig) -> dict[str, str]:
@@ -104,7 +153,61 @@ def validate(config: SuiteConfig) -> dict[str, str]:
             raise SuiteConfigError(
                 f"unknown method {m!r} for structural-shifts; accepted: {', '.join(sorted([*METHODS, *ALIASES]))}"
             )
-    return dataset_fingerprints(config)
+    protocol = config.settings.get("protocol", "authors")
+    if protocol not in PROTOCOLS:
+        raise SuiteConfigError(f"unknown protocol {protocol!r}; accepted: {', '.join(PROTOCOLS)}")
+    source = config.settings.get("split_source", "seeded")
+    if source not in SPLIT_SOURCES:
+        raise SuiteConfigError(
+            f"unknown split_source {source!r}; accepted: {', '.join(SPLIT_SOURCES)}"
+        )
+    if config.settings.get("skip_missing_datasets"):
+        fingerprints = {}
+        for name in config.grid["dataset"]:
+            try:
+                fingerprints.update(dataset_fingerprints(_only(config, name)))
+            except SuiteConfigError as exc:
+                log.warning("skipping dataset %s (skip_missing_datasets): %s", name, exc)
+        if not fingerprints:
+            raise SuiteConfigError("none of the grid's datasets has its files; see the warnings")
+    else:
+        fingerprints = dataset_fingerprints(config)
+    if source == "authors":
+        _check_authors_files(config, list(fingerprints))
+    return fingerprints
+
+
+def _only(config: SuiteConfig, dataset: str) -> SuiteConfig:
+    return config.with_overrides(axes={"dataset": [dataset]})
+
+
+def _has_files(name: str, settings: dict[str, Any]) -> bool:
+    try:
+        dataset_fingerprint(name, settings.get("root"))
+    except SuiteConfigError:
+        return False
+    return True
+
+
+def _check_authors_files(config: SuiteConfig, datasets: list[str]) -> None:
+    """``split_source = "authors"``: the authors publish 50:50 splits only; every file must
+    be present (the error names the path to place it at)."""
+    from gs_data.splits import authors_split_path
+
+    for r in config.grid["ratio"]:
+        if r != "50:50":
+            raise SuiteConfigError(
+                f"split_source 'authors' has 50:50 splits only (the authors' files); got ratio {r!r}"
+            )
+    root = _root(config.settings.get("root"))
+    for name in datasets:
+        for strategy in config.grid["strategy"]:
+            path = authors_split_path(name, strategy, root)
+            if not path.is_file():
+                raise SuiteConfigError(
+                    f"split_source 'authors': {path} is missing; copy the authors' "
+                    f"datasets/<name>/splits/{strategy}.pth there"
+                )
 
 
 def require_axes(config: SuiteConfig, suite: str, axes: tuple[str, ...]) -> None:
@@ -185,104 +288,76 @@ def _load(name: str, settings: dict[str, Any]):
     return gs_data.load(name, root=_root(settings.get("root")))
 
 
-def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    """Train and evaluate one (dataset, strategy, ratio, method, seed) job."""
-    import torch
-
-    from gs_algos import TrainConfig, fit_node, predict_node, seeded
-    from gs_algos.methods import METHODS as ALGOS
-    from gs_algos.uncertainty import BayesianLoss, bayesian_combination, dirichlet_alpha
+def _split(data, params: dict[str, Any], settings: dict[str, Any]):
+    """The job's split: seeded (gs-splits, split seed 0) or the authors' published masks."""
     from gs_data import make_split
+    from gs_data.splits import authors_split
+
+    domains = int(settings.get("domains", 10))
+    if settings.get("split_source", "seeded") == "authors":
+        return authors_split(data, params["dataset"], params["strategy"],
+                             root=_root(settings.get("root")), num_domains=domains)
+    return make_split(data, params["strategy"], sizes=params["ratio"], seed=0, num_domains=domains)
+
+
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    """Train and evaluate one (dataset, strategy, ratio, method, run) job."""
+    from gs_algos import TrainConfig
+    from gs_algos.node_methods import node_method
     from gs_metrics import (
-        dirichlet_uncertainty,
-        ensemble_uncertainty,
-        entropy,
         expected_calibration_error,
         misclassification_auroc,
         ood_detection_metrics,
     )
     from gs_models import build_model
 
-    params, settings, seed = job["params"], job["settings"], int(job["seed"])
-    method = _canonical_method(params["method"])
-    _, preset = METHODS[method]
-    data = _load(params["dataset"], settings)
-    data = make_split(data, params["strategy"], sizes=params["ratio"], seed=0,
-                      num_domains=int(settings.get("domains", 10)))
+    params, settings, run = job["params"], job["settings"], int(job["seed"])
+    protocol = settings.get("protocol", "authors")
+    preset = model_preset(params["method"], protocol)
+    data = _split(_load(params["dataset"], settings), params, settings)
     num_classes = int(data.y.max()) + 1
-    cfg = TrainConfig.structural_shifts(
-        seed=seed,
-        lr=float(settings.get("lr", 3e-4)),
-        weight_decay=float(settings.get("weight_decay", 1e-5)),
-        max_epochs=int(settings.get("max_epochs", 1000)),
-        patience=int(settings.get("patience", 50)),
-    )
-
-    def make_model(s: int):
-        return seeded(lambda: build_model(preset, data.num_features, num_classes), s)
-
+    changes = {k: settings[k] for k in ("lr", "weight_decay", "max_epochs", "patience") if k in settings}
+    cfg = TrainConfig.structural_shifts(protocol, **changes)
+    method = node_method(_algo_name(params["method"]), int(settings.get("ensemble_size", 5)))
     masks = {k: getattr(data, f"{k}_mask") for k in ("in_train", "in_valid", "in_test", "out_valid", "out_test")}
-    domain = getattr(data, "domain", None)
-    if method in ("de", "gpe", "natpe"):
-        size = int(settings.get("ensemble_size", 5))
-        member_seeds = [seed * size + i for i in range(size)]
-    else:
-        member_seeds = [seed]
-    probs_members, alphas = [], []
-    epochs = []
-    for s in member_seeds:
-        model = make_model(s)
-        if method in ("gpn", "natpn", "gpe", "natpe"):
-            meth = BayesianLoss()
-        elif method in ("erm", "erm+mod", "de"):
-            meth = ALGOS["erm"]()
-        else:
-            meth = ALGOS[method]()
-        res = fit_node(model, data, meth, cfg.replace(seed=s), masks=masks, domain=domain, num_classes=num_classes)
-        epochs.append(res.best.epoch)
-        if method in ("gpn", "natpn", "gpe", "natpe"):
-            alpha = dirichlet_alpha(model, data)
-            alphas.append(alpha)
-            probs_members.append((alpha / alpha.sum(-1, keepdim=True)).numpy())
-        else:
-            _, logits = predict_node(model, data, meth)
-            probs_members.append(torch.softmax(logits, -1).numpy())
+    pred = method.fit(
+        lambda: build_model(preset, data.num_features, num_classes),
+        data, cfg, run=run, masks=masks, domain=getattr(data, "domain", None),
+        num_classes=num_classes,
+    )
     y = data.y.numpy()
-    if alphas:
-        alpha = bayesian_combination(alphas) if len(alphas) > 1 else alphas[0]
-        alpha_np = alpha.numpy()
-        probs = alpha_np / alpha_np.sum(-1, keepdims=True)
-        unc = dirichlet_uncertainty(alpha_np)
-        uncertainty = -unc.alpha0  # low evidence = uncertain
-    elif len(probs_members) > 1:
-        stack = np.stack(probs_members)
-        probs = stack.mean(0)
-        uncertainty = ensemble_uncertainty(stack).knowledge
-    else:
-        probs = probs_members[0]
-        uncertainty = entropy(probs)
-    pred = probs.argmax(-1)
+    probs = pred.probs.numpy()
+    pred_y = probs.argmax(-1)
     m = {k: v.numpy() for k, v in masks.items()}
-    id_acc = float((pred[m["in_test"]] == y[m["in_test"]]).mean())
-    ood_acc = float((pred[m["out_test"]] == y[m["out_test"]]).mean())
+    id_acc = float((pred_y[m["in_test"]] == y[m["in_test"]]).mean())
+    ood_acc = float((pred_y[m["out_test"]] == y[m["out_test"]]).mean())
     test = m["in_test"] | m["out_test"]
     is_ood = m["out_test"][test]
-    det = ood_detection_metrics(uncertainty[test], is_ood)
-    return {
+    score = pred.ood_score.numpy()
+    det = ood_detection_metrics(score[test], is_ood)
+    out = {
         "id_acc": id_acc,
         "ood_acc": ood_acc,
         "drop": (ood_acc - id_acc) / id_acc if id_acc > 0 else float("nan"),
         "ood_auroc": float(det.auroc),
         "ood_aupr": float(det.aupr),
-        "err_auroc": float(misclassification_auroc(uncertainty[test], pred[test] != y[test])),
+        "err_auroc": float(misclassification_auroc(score[test], pred_y[test] != y[test])),
         "id_ece": float(expected_calibration_error(probs[m["in_test"]], y[m["in_test"]])),
         "ood_ece": float(expected_calibration_error(probs[m["out_test"]], y[m["out_test"]])),
-        "best_epochs": epochs,
+        "best_epochs": pred.best_epochs,
+        "member_seeds": method.seeds(run),
+        "protocol": protocol,
+        "split_source": settings.get("split_source", "seeded"),
         "sizes": {k: int(v.sum()) for k, v in m.items()},
     }
+    for name in ("total", "data", "knowledge"):
+        out[f"ood_auroc_{name}"] = float(ood_detection_metrics(pred.measures[name].numpy()[test], is_ood).auroc)
+    return out
 
 
 _SHIFT_ORDER = ("popularity", "locality", "density", "random")
+#: rows of the robustness tables (paper Tables 9-15) and of the detection tables (16-22)
+_ROBUSTNESS_ROWS = ("erm", "mixup", "eerm", "dann", "coral", "de", "erm+mod")
 
 
 def _pub_cell(dataset: str, shift: str, method: str, metric: str, ours: float) -> str:
@@ -305,7 +380,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         for ds in datasets:
             rows = []
             for meth in methods:
-                row = [METHODS[meth][0]]
+                row = [{"erm": "ERM"}.get(meth, METHODS[meth][0])]
                 present = False
                 for sh in shifts:
                     recs = groups.get((ds, ratio, meth, sh), [])
@@ -316,7 +391,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
                         if ratio == "50:50":
                             cell += _pub_cell(ds, sh, meth, metric, mean_std(vals)[0])
                         row.append(cell)
-                if present:
+                if present and meth in _ROBUSTNESS_ROWS:
                     rows.append(row)
             if rows:
                 cols = ["method"] + [f"{sh} {part}" for sh in shifts for part in ("ID", "OOD")]
@@ -349,20 +424,64 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         rows = []
         for ds in datasets:
             row = [ds]
-            for sh in shifts:
-                vals = [r["metrics"]["drop"] for r in groups.get((ds, ratio, "erm", sh), [])]
-                m, _, n = mean_std(vals)
-                row.append(f"{m * 100:+.2f} %" if n else "—")
-            for sh in shifts:
-                vals = [r["metrics"]["ood_auroc"] for r in groups.get((ds, ratio, "erm", sh), [])]
-                m, _, n = mean_std(vals)
-                row.append(f"{m * 100:.2f}" if n else "—")
+            for metric, pub_method, fmt in (("drop", "erm", "{:+.2f} %"), ("ood_auroc", "se", "{:.2f}")):
+                for sh in shifts:
+                    vals = [r["metrics"][metric] for r in groups.get((ds, ratio, "erm", sh), [])]
+                    m, _, n = mean_std(vals)
+                    cell = fmt.format(m * 100) if n else "—"
+                    pub = published("structural-shifts", ds, ratio, sh, pub_method, metric)
+                    if n and pub is not None:
+                        cell += f" (paper {pub[0]:.2f}, Δ {m * 100 - pub[0]:+.2f}; {pub[1]})"
+                    row.append(cell)
             rows.append(row)
         if any(any(c != "—" for c in r[1:]) for r in rows):
             out.append(Table(
                 f"ERM accuracy drop ID→OOD and SE OOD-detection AUROC (ID:OOD {ratio}; paper Table 1 layout)",
                 ["dataset", *[f"drop {s}" for s in shifts], *[f"AUROC {s}" for s in shifts]], rows,
             ))
+    return out
+
+
+def paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
+    """The "protocol" paragraph of the report, generated from the jobs' settings and the
+    gs-algos / gs-models configs they resolve to (one paragraph per distinct setting)."""
+    from gs_algos import TrainConfig
+    from gs_models import preset as model_config
+
+    seen: dict[str, dict[str, Any]] = {}
+    counts: dict[tuple, set] = {}
+    for r in records:
+        st = r["job"]["settings"]
+        key = repr(sorted((k, str(v)) for k, v in st.items()))
+        seen.setdefault(key, st)
+        counts.setdefault((key, _canonical_method(r["job"]["params"]["method"])), set()).add(
+            tuple(r.get("metrics", {}).get("member_seeds", [r["job"]["seed"]]))
+        )
+    out = []
+    for key, st in seen.items():
+        protocol = st.get("protocol", "authors")
+        changes = {k: st[k] for k in ("lr", "weight_decay", "max_epochs", "patience") if k in st}
+        cfg = TrainConfig.structural_shifts(protocol, **changes)
+        stop = "no early stopping" if cfg.patience is None else f"early stopping after {cfg.patience} epochs without improvement"
+        rule = "lowest" if not cfg.higher_is_better else "highest"
+        base = model_config(model_preset("erm", protocol))
+        order = " → ".join({"conv-act-norm": ["conv", base.activation.upper(), f"{base.norm} norm", f"dropout {base.dropout}"],
+                            "conv-norm-act": ["conv", f"{base.norm} norm", base.activation.upper(), f"dropout {base.dropout}"]}[base.layer_order])
+        runs_txt = []
+        for (k, meth), seeds in sorted(counts.items()):
+            if k == key:
+                members = sorted({s for t in seeds for s in t})
+                runs_txt.append(f"{METHODS[meth][0]} {len(seeds)} run(s) × {len(next(iter(seeds)))} member(s), seeds {members[0]}–{members[-1]}")
+        source = st.get("split_source", "seeded")
+        split_txt = ("the authors' published masks (yandex-research/structural-graph-shifts, datasets/<name>/splits/<shift>.pth)"
+                     if source == "authors" else "gs-splits, split seed 0 (ties at the ID/OOD boundary broken by the seed, so a split may differ from the authors' files)")
+        out.append(
+            f"**Protocol ({protocol}).** Adam, learning rate {cfg.lr:g}, weight decay {cfg.weight_decay:g}, "
+            f"full batch, {cfg.max_epochs} epochs, {stop}; the weights of the epoch with the {rule} "
+            f"Valid-In {cfg.metric} are restored (gs_algos TrainConfig.structural_shifts({protocol!r})). "
+            f"Base model: {base.num_layers} {base.model.upper()} layers × {base.hidden_channels}, layer order {order}, linear head. "
+            f"Splits: {split_txt}. Runs: {'; '.join(runs_txt)}."
+        )
     return out
 
 
@@ -431,8 +550,15 @@ def split_figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[F
             log.warning("split figures of %s skipped: %s", dataset, exc)
             continue
         ei = data.edge_index.numpy()
-        split = structural_split(ei, strategy, sizes=settings["ratio"], seed=0,
-                                 num_nodes=int(data.num_nodes))
+        if settings.get("split_source", "seeded") == "authors":
+            from gs_data.splits import load_authors_split
+            from gs_splits import Split
+
+            split = Split(masks=load_authors_split(dataset, strategy, _root(settings.get("root"))),
+                          metadata={"strategy": strategy, "source": "authors"})
+        else:
+            split = structural_split(ei, strategy, sizes=settings["ratio"], seed=0,
+                                     num_nodes=int(data.num_nodes))
         synth = " (synthetic)" if "synthetic" in dataset else ""
         base = f"split_{dataset}_{strategy}".replace("/", "_")
         fig = plot_statistics(split, ei, data.y.numpy())
@@ -442,10 +568,14 @@ def split_figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[F
         figs.append(Figure(f"{base}_distributions.png",
                            f"{dataset}{synth}, {strategy} split: ID vs OOD class balance, degree, "
                            "property and graph-distance distributions (appendix A)."))
-        fig = plot_graph(split, ei, max_nodes=1500, iterations=30)
+        # the whole largest connected component (no BFS sample from the centre, which would
+        # show almost only ID nodes): ID and OOD appear in their true proportions
+        fig = plot_graph(split, ei, max_nodes=max(3000, int(data.num_nodes)), iterations=30)
         fig.savefig(report_dir / f"{base}_graph.png", dpi=90)
         plt.close(fig)
+        ood = split.out_of_distribution
         figs.append(Figure(f"{base}_graph.png",
-                           f"{dataset}{synth}, {strategy} split on the largest connected component: "
-                           "ID nodes blue, OOD red (appendix H)."))
+                           f"{dataset}{synth}, {strategy} split ({settings.get('split_source', 'seeded')} masks) "
+                           f"on its whole largest connected component: ID nodes blue, OOD red (appendix H); "
+                           f"the graph has {int((~ood).sum())} ID and {int(ood.sum())} OOD nodes."))
     return figs

@@ -83,6 +83,13 @@ class Method(nn.Module):
         """``(embeddings, outputs)`` used for evaluation (default: the plain model)."""
         return call_model(model, level, data)
 
+    def evaluation_losses(
+        self, model: nn.Module, level: str, data: Any, parts: dict[str, Tensor], y: Tensor
+    ) -> dict[str, float]:
+        """``{part: loss}`` replacing the cross-entropy of :meth:`predict`'s outputs as the
+        ``"loss"`` selection metric (node level; default: none, keep the cross-entropy)."""
+        return {}
+
     def extra_checkpoint_state(self) -> dict:
         """State outside ``state_dict`` that a checkpoint must hold (e.g. an optimiser)."""
         return {}

@@ -1,0 +1,160 @@
+"""The structural-shifts runner: named methods from gs-algos, runs per method, the
+authors' split files, the generated protocol paragraph and the report's section order.
+Training runs use the embedded SYNTHETIC default graph; the split-file test uses the real
+files of ../shared/datasets (skipped when absent)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from gs_bench.runners import structural
+from gs_bench.suites import SuiteConfigError, load_suite
+
+
+@pytest.mark.parametrize("name", ["cora-ml", "citeseer"])
+@pytest.mark.parametrize("strategy", ["popularity", "locality", "density"])
+def test_split_source_authors_gives_the_files_masks_exactly(shared_datasets, name, strategy):
+    path = shared_datasets / "structural-shifts" / name / "splits" / f"{strategy}.pth"
+    if not path.is_file():
+        pytest.skip(f"{path} not on this machine")
+    raw = torch.load(path, weights_only=True)
+    settings = {"root": str(shared_datasets), "split_source": "authors"}
+    data = structural._split(structural._load(name, settings),
+                             {"dataset": name, "strategy": strategy, "ratio": "50:50"}, settings)
+    for theirs, ours in (("train", "in_train"), ("valid_in", "in_valid"), ("test_in", "in_test"),
+                         ("valid_out", "out_valid"), ("test_out", "out_test")):
+        assert torch.equal(getattr(data, f"{ours}_mask"), raw[theirs].bool()), ours
+
+
+def test_split_source_authors_is_validated_before_any_job(tmp_path):
+    cfg = load_suite("structural-shifts", "ci").with_overrides(
+        settings={"split_source": "authors", "root": str(tmp_path)}
+    )
+    with pytest.raises(SuiteConfigError):
+        structural.validate(cfg)
+    cfg = load_suite("structural-shifts", "full").with_overrides(
+        settings={"split_source": "authors", "root": str(tmp_path)})
+    with pytest.raises(SuiteConfigError, match="none of the grid's datasets"):
+        structural.validate(cfg)
+    cfg = load_suite("structural-shifts", "ci").with_overrides(
+        settings={"split_source": "authors"}, axes={"ratio": ["70:30"]})
+    with pytest.raises(SuiteConfigError, match="50:50 splits only"):
+        structural.validate(cfg)
+    with pytest.raises(SuiteConfigError, match="split_source"):
+        structural.validate(load_suite("structural-shifts", "ci").with_overrides(
+            settings={"split_source": "theirs"}))
+
+
+def test_ci_profile_has_the_twelve_methods_and_authors_runs():
+    cfg = load_suite("structural-shifts", "ci")
+    methods = set(cfg.grid["method"])
+    # robustness: ERM, DANN, CORAL, EERM, Mixup, DE; uncertainty: SE (= ERM's jobs), GPN,
+    # NatPN, DE, GPE, NatPE
+    assert methods == {"erm", "dann", "coral", "eerm", "mixup", "de", "gpn", "natpn", "gpe", "natpe"}
+    assert cfg.grid["dataset"] == ["cora-ml", "citeseer"] and cfg.grid["ratio"] == ["50:50"]
+    assert cfg.grid["strategy"] == ["popularity", "locality", "density"]
+    assert cfg.seeds == 3 and cfg.settings["protocol"] == "authors"
+    s = cfg.settings
+    assert structural.runs({"method": "erm", "dataset": "cora-ml"}, s, cfg.seeds) == 3
+    assert structural.runs({"method": "de", "dataset": "cora-ml"}, s, cfg.seeds) == 1
+    assert structural.runs({"method": "natpe", "dataset": "cora-ml"}, s, cfg.seeds) == 1
+    full = load_suite("structural-shifts", "full")
+    assert "random" in full.grid["strategy"] and full.grid["ratio"] == ["50:50", "70:30", "90:10"]
+    assert structural.runs({"method": "erm", "dataset": "pubmed"},
+                           {**full.settings, "root": "/nonexistent"}, 3) == 0
+
+
+def test_model_presets_follow_the_protocol():
+    assert structural.model_preset("erm") == "structural-shifts-base"
+    assert structural.model_preset("erm", "early-stop") == "structural-shifts-base-early-stop"
+    assert structural.model_preset("se+mod") == "structural-shifts-mod"
+    assert structural.model_preset("gpn", "early-stop") == "structural-shifts-gpn"
+
+
+TINY = """\
+suite = "structural-shifts"
+seeds = 2
+[grid]
+dataset = ["synthetic-default"]
+strategy = ["popularity"]
+ratio = ["50:50"]
+method = ["erm", "de", "gpe"]
+[settings]
+max_epochs = 4
+ensemble_size = 2
+"""
+
+
+def test_tiny_run_uses_named_methods_and_writes_the_protocol(tmp_path):
+    import subprocess
+
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(TINY)
+    out = tmp_path / "out"
+    res = subprocess.run([sys.executable, "-m", "gs_bench.cli", "run", str(suite), "--out", str(out),
+                          "--no-progress"], capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr
+    recs = [json.loads(p.read_text()) for p in sorted((out / "results").glob("*.json"))]
+    by_method: dict[str, list] = {}
+    for r in recs:
+        by_method.setdefault(r["job"]["params"]["method"], []).append(r["metrics"])
+    assert {k: len(v) for k, v in by_method.items()} == {"erm": 2, "de": 1, "gpe": 1}
+    assert sorted(m["member_seeds"][0] for m in by_method["erm"]) == [43, 44]
+    assert by_method["de"][0]["member_seeds"] == [43, 44]
+    assert all(len(m["best_epochs"]) == 2 for m in by_method["de"] + by_method["gpe"])
+    assert all(m["protocol"] == "authors" and m["split_source"] == "seeded" for v in by_method.values() for m in v)
+    text = (out / "report" / "report.md").read_text()
+    assert "**Protocol (authors).**" in text and "4 epochs, no early stopping" in text
+    assert "lowest Valid-In loss" in text and "conv → GELU → batch norm" in text
+    assert "DE 1 run(s) × 2 member(s), seeds 43–44" in text
+    assert "ID and" in text and "OOD nodes" in text  # split picture caption with the counts
+
+
+def test_report_sections_follow_the_papers_order(tmp_path, monkeypatch):
+    from gs_bench import report
+    from gs_bench.store import ResultsStore
+
+    class Fake:
+        def __init__(self, suite):
+            self.suite = suite
+
+        def tables(self, recs):
+            return [report.Table(f"table of {self.suite}", ["a"], [["1"]])]
+
+    store = ResultsStore(tmp_path)
+    store.root.mkdir(parents=True, exist_ok=True)
+    for i, suite in enumerate(["gess", "edgewise", "lebed", "structural-shifts"]):
+        rec = {"key": f"k{i}", "status": "ok", "job": {"suite": suite, "params": {}, "settings": {}, "seed": 0},
+               "metrics": {}}
+        (tmp_path / "results").mkdir(exist_ok=True)
+        (tmp_path / "results" / f"k{i}.json").write_text(json.dumps(rec))
+    monkeypatch.setattr("gs_bench.runners.load_runner", lambda s: Fake(s))
+    text = Path(report.build_report(tmp_path)).read_text()
+    pos = [text.index(f"## {s}") for s in ("structural-shifts", "edgewise", "lebed", "gess")]
+    assert pos == sorted(pos)
+
+
+def _rec(dataset, ratio, method, strategy, seed, **metrics):
+    base = {"id_acc": 0.8, "ood_acc": 0.7, "drop": -0.125, "ood_auroc": 0.75}
+    base.update(metrics)
+    return {"key": f"{dataset}{ratio}{method}{strategy}{seed}", "status": "ok",
+            "job": {"suite": "structural-shifts", "seed": seed, "settings": {},
+                    "params": {"dataset": dataset, "ratio": ratio, "method": method, "strategy": strategy}},
+            "metrics": base}
+
+
+def test_paper_values_beside_cells_for_every_ratio():
+    recs = [_rec("cora-ml", r, m, "popularity", s) for r in ("50:50", "70:30") for m in ("erm", "de")
+            for s in range(2)]
+    text = "\n".join(t.to_markdown() for t in structural.tables(recs))
+    # Table 9 (ERM popularity ID 85.80), Table 16 (DE popularity 70.55), Table 1 / Table 4 rows
+    assert "80.00 ± 0.00 (paper 85.80, Δ -5.80; SS Table 9)" in text
+    assert "75.00 ± 0.00 (paper 70.55, Δ +4.45; SS Table 16)" in text
+    assert "-12.50 % (paper -3.94, Δ -8.56; SS Table 1)" in text
+    assert "-12.50 % (paper -7.56, Δ -4.94; SS Table 4)" in text
+    assert "75.00 (paper 82.06, Δ -7.06; SS Table 4)" in text

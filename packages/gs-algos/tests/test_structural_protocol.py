@@ -1,0 +1,243 @@
+"""The structural-shifts protocol (authors' preset), the named node methods and batched
+ensemble training, on SYNTHETIC graphs and scripted validation curves."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from gs_algos import TrainConfig, fit_node, seeded
+from gs_algos.ensemble import StackedNodeGNN, fit_stacked_node, stackable
+from gs_algos.methods import ERM
+from gs_algos.node_methods import member_seeds, node_method
+from gs_algos.uncertainty import BayesianLoss, dirichlet_entropy, uce_loss
+
+
+# ----------------------------------------------------------------- scripted curves
+class _Scripted(nn.Module):
+    """A SYNTHETIC model whose outputs follow a script: at training epoch ``e`` (counted by
+    its training forwards) it returns ``script[e]`` (N, C) plus ``0 * w`` (so that it has
+    a gradient). The buffer ``epoch`` is part of the state: a restored state names the
+    epoch it was saved at."""
+
+    def __init__(self, script: torch.Tensor, dirichlet: bool) -> None:
+        super().__init__()
+        self.script = script
+        self.dirichlet = dirichlet
+        self.w = nn.Parameter(torch.zeros(()))
+        self.register_buffer("epoch", torch.tensor(-1))
+
+    def forward(self, x, edge_index):
+        if self.training:
+            self.epoch += 1
+        out = self.script[int(self.epoch).__index__() if int(self.epoch) >= 0 else 0] + 0 * self.w
+        if self.dirichlet:
+            out = 1.0 + torch.nn.functional.softplus(out)
+        return x[:, :1], out
+
+
+def _script(y: torch.Tensor, num_classes: int, epochs: int, seed: int) -> torch.Tensor:
+    """Random outputs, except epoch 30 (every node right by a hair: best accuracy, poor
+    loss) and epoch 150 (confident, one node in ten wrong: lower loss, lower accuracy)."""
+    g = torch.Generator().manual_seed(seed)
+    script = torch.randn(epochs, y.numel(), num_classes, generator=g) * 3
+    onehot = torch.nn.functional.one_hot(y, num_classes).float()
+    script[30] = 0.05 * onehot
+    script[150] = 6 * onehot
+    wrong = torch.arange(y.numel()) % 10 == 0
+    script[150][wrong] = torch.nn.functional.one_hot((y[wrong] + 1) % num_classes, num_classes).float()
+    return script
+
+
+@pytest.mark.parametrize("family", ["single", "dirichlet"])
+def test_authors_preset_trains_200_epochs_and_restores_lowest_valid_in_loss(
+    synthetic_graph, family
+):
+    data = synthetic_graph
+    cfg = TrainConfig.structural_shifts()
+    assert (cfg.max_epochs, cfg.patience, cfg.metric, cfg.select_on) == (
+        200, None, "loss", ("in_valid",)
+    )
+    script = _script(data.y, 3, 200, seed=7)
+    dirichlet = family == "dirichlet"
+    model = _Scripted(script, dirichlet)
+    method = BayesianLoss(1e-3) if dirichlet else ERM()
+    res = fit_node(model, data, method, cfg)
+    assert res.epochs_run == 200 and not res.stopped_early
+    # independent reference: the loss of every scripted epoch on Valid-In
+    m, y = data.in_valid_mask, data.y[data.in_valid_mask]
+    losses, accs = [], []
+    for e in range(200):
+        out = script[e][m]
+        if dirichlet:
+            a = 1.0 + torch.nn.functional.softplus(out)
+            losses.append(float(uce_loss(a, y).mean() - 1e-3 * dirichlet_entropy(a).mean()))
+        else:
+            losses.append(float(torch.nn.functional.cross_entropy(out, y)))
+        accs.append(float((out.argmax(-1) == y).float().mean()))
+    expect = int(np.argmin(losses))
+    assert expect == 150 and int(np.argmax(accs)) == 30  # loss and accuracy disagree
+    assert res.best.epoch == expect
+    assert res.best.value == pytest.approx(losses[expect], rel=1e-5)
+    assert int(model.epoch) == expect  # the weights (state) of that epoch are restored
+
+
+def test_early_stop_protocol_stays_available():
+    cfg = TrainConfig.structural_shifts("early-stop")
+    assert (cfg.max_epochs, cfg.patience, cfg.metric) == (1000, 50, "accuracy")
+    with pytest.raises(ValueError, match="protocol"):
+        TrainConfig.structural_shifts("paper")
+
+
+def test_member_seeds_are_the_authors():
+    assert member_seeds(0, 5) == [43, 44, 45, 46, 47]
+    assert [member_seeds(r)[0] for r in range(3)] == [43, 44, 45]
+
+
+# ----------------------------------------------------------------- batched ensembles
+def _members(n, seeds, **kw):
+    from gs_models import build_model
+
+    cfg = dict(hidden_channels=12, num_layers=2, dropout=0.0, norm="batch", activation="gelu")
+    cfg.update(kw)
+    return [seeded(lambda: build_model("gcn", 8, 3, **cfg), s) for s in seeds]
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"layer_order": "conv-act-norm"},
+        # conv-norm-act without batch norm: with it, the conv bias right before the norm
+        # has zero gradient in exact arithmetic and Adam turns its rounding noise into
+        # steps of size lr, in either training mode
+        {"layer_order": "conv-norm-act", "norm": None, "pre_linear": True, "residual": True},
+        {"norm": "layer", "layer_order": "conv-act-norm", "pre_linear": True, "residual": True,
+         "pre_dropout": 0.0},
+        {"model": "mlp", "norm": None},
+    ],
+)
+def test_batched_ensemble_gives_the_weights_of_sequential_training(synthetic_graph, kw):
+    data = synthetic_graph
+    kw = dict(kw)
+    model_name = kw.pop("model", "gcn")
+    from gs_models import build_model
+
+    cfg_m = dict(hidden_channels=12, num_layers=2, dropout=0.0, norm="batch", activation="gelu")
+    cfg_m.update(kw)
+    seeds = [43, 44, 45]
+    seq = [seeded(lambda: build_model(model_name, 8, 3, **cfg_m), s) for s in seeds]
+    bat = [seeded(lambda: build_model(model_name, 8, 3, **cfg_m), s) for s in seeds]
+    assert stackable(bat)
+    cfg = TrainConfig.structural_shifts(max_epochs=40, lr=0.01)
+    seq_epochs = [fit_node(m, data, ERM(), cfg.replace(seed=s)).best.epoch
+                  for m, s in zip(seq, seeds, strict=True)]
+    res = fit_stacked_node(bat, data, cfg)
+    assert res.epochs_run == 40 and res.best_epochs == seq_epochs
+    for a, b in zip(seq, bat, strict=True):
+        sa, sb = a.state_dict(), b.state_dict()
+        assert sa.keys() == sb.keys()
+        for k in sa:
+            torch.testing.assert_close(sb[k].float(), sa[k].float(), atol=2e-5, rtol=1e-4, msg=k)
+        la = a.eval()(data.x, data.edge_index)[1]
+        lb = b.eval()(data.x, data.edge_index)[1]
+        torch.testing.assert_close(lb, la, atol=1e-4, rtol=1e-4)
+
+
+def test_stacked_forward_equals_members_with_dropout_off(synthetic_graph):
+    members = _members(8, [1, 2], dropout=0.3, layer_order="conv-act-norm")
+    stack = StackedNodeGNN(members).eval()
+    emb, logits = stack(synthetic_graph.x, synthetic_graph.edge_index)
+    for i, m in enumerate(members):
+        e, lg = m.eval()(synthetic_graph.x, synthetic_graph.edge_index)
+        torch.testing.assert_close(logits[i], lg, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(emb[i], e, atol=1e-5, rtol=1e-5)
+
+
+def test_batched_ensemble_rejects_early_stopping_and_odd_members(synthetic_graph):
+    members = _members(8, [1, 2])
+    with pytest.raises(ValueError, match="patience"):
+        fit_stacked_node(members, synthetic_graph, TrainConfig.structural_shifts("early-stop"))
+    assert not stackable(members[:1])
+    with pytest.raises(ValueError, match="NodeGNN"):
+        StackedNodeGNN(members[:1])
+
+
+def test_batched_members_restore_their_own_lowest_valid_loss_epoch(synthetic_graph):
+    members = _members(8, [5, 6, 7], dropout=0.2, layer_order="conv-act-norm")
+    cfg = TrainConfig.structural_shifts(max_epochs=200, lr=0.02)
+    res = fit_stacked_node(members, synthetic_graph, cfg)
+    assert res.epochs_run == 200 and len(res.history) == 200
+    sel = np.array([h["selection"] for h in res.history])  # (epochs, members)
+    assert res.best_epochs == [int(i) for i in sel.argmin(0)]
+    m = synthetic_graph.in_valid_mask
+    for i, model in enumerate(members):
+        with torch.no_grad():
+            _, out = model.eval()(synthetic_graph.x, synthetic_graph.edge_index)
+        loss = float(torch.nn.functional.cross_entropy(out[m], synthetic_graph.y[m]))
+        assert loss == pytest.approx(sel[:, i].min(), rel=1e-4)
+
+
+# ----------------------------------------------------------------- named methods
+@pytest.mark.parametrize("name", ["se", "de", "gpn", "natpe"])
+def test_named_methods_predict_every_node(synthetic_graph, name):
+    from gs_models import build_model
+
+    preset = {"se": "gcn", "de": "gcn", "gpn": "gpn", "natpe": "natpn"}[name]
+    kw = {"gpn": dict(hidden_channels=8, latent_dim=4, flow_layers=2),
+          "natpn": dict(latent_dim=4, flow_layers=2)}.get(preset, dict(hidden_channels=8))
+    meth = node_method(name, num_members=2)
+    pred = meth.fit(lambda: build_model(preset, 8, 3, **kw), synthetic_graph,
+                    TrainConfig.structural_shifts(max_epochs=3, lr=0.01))
+    n = synthetic_graph.num_nodes
+    assert pred.probs.shape == (n, 3) and pred.ood_score.shape == (n,)
+    torch.testing.assert_close(pred.probs.sum(-1), torch.ones(n), atol=1e-5, rtol=0)
+    assert len(pred.best_epochs) == meth.num_members == (2 if name in ("de", "natpe") else 1)
+    assert all(math.isfinite(float(v)) for v in pred.ood_score[:5])
+    with pytest.raises(ValueError, match="unknown node method"):
+        node_method("mc-dropout")
+
+
+def test_flow_stage_trains_only_the_flow_and_unfreezes_after(synthetic_graph):
+    from gs_algos.node_methods import _fit_stage
+    from gs_models import build_model
+
+    model = seeded(lambda: build_model("gpn", 8, 3, hidden_channels=8, latent_dim=4, flow_layers=2), 0)
+    before = {k: v.detach().clone() for k, v in model.named_parameters()}
+    cfg = TrainConfig.structural_shifts(max_epochs=3, lr=0.01, weight_decay=0.0)
+    _fit_stage(model, synthetic_graph, BayesianLoss(1e-3), cfg, None, None, 3, only=model.flow)
+    after = dict(model.named_parameters())
+    assert all(torch.equal(after[k], v) for k, v in before.items() if not k.startswith("flow."))
+    assert any(not torch.equal(after[k], v) for k, v in before.items() if k.startswith("flow."))
+    assert all(p.requires_grad for p in model.parameters())
+
+
+def test_batched_ensemble_on_sparse_bag_of_words_features(synthetic_graph):
+    """SYNTHETIC 2 %-dense features wide enough for the CSR fast path of the first layer."""
+    from torch_geometric.data import Data
+
+    g = torch.Generator().manual_seed(0)
+    n = synthetic_graph.num_nodes
+    x = (torch.rand(n, 300, generator=g) < 0.02).float()
+    x[:, :8] += synthetic_graph.x  # keep the class signal
+    data = Data(x=x, edge_index=synthetic_graph.edge_index, y=synthetic_graph.y)
+    for k in ("in_train", "in_valid", "in_test", "out_valid", "out_test"):
+        data[f"{k}_mask"] = synthetic_graph[f"{k}_mask"]
+    from gs_models import build_model
+
+    def make(s):
+        return seeded(lambda: build_model("gcn", 300, 3, hidden_channels=12, num_layers=2,
+                                          dropout=0.0, layer_order="conv-act-norm"), s)
+
+    seq, bat = [make(s) for s in (1, 2)], [make(s) for s in (1, 2)]
+    cfg = TrainConfig.structural_shifts(max_epochs=15, lr=0.01)
+    for m, s in zip(seq, (1, 2), strict=True):
+        fit_node(m, data, ERM(), cfg.replace(seed=s))
+    fit_stacked_node(bat, data, cfg)
+    assert bat[0]._x_cache is not None and bat[0]._x_cache[1].layout == torch.sparse_csr
+    for a, b in zip(seq, bat, strict=True):
+        for k, v in a.state_dict().items():
+            torch.testing.assert_close(b.state_dict()[k].float(), v.float(), atol=2e-5, rtol=1e-4, msg=k)
