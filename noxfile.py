@@ -271,7 +271,7 @@ RELEASE_USAGE = (
 def _git(*args: str) -> str:
     return subprocess.run(
         ["git", *args], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.strip()
+    ).stdout.rstrip()
 
 
 def _changelog_entry(changelog: pathlib.Path, version: str) -> str:
