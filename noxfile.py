@@ -334,13 +334,15 @@ def release(session: nox.Session) -> None:
             "so that the tag holds exactly what was built; found:\n" + "\n".join(dirty)
         )
 
-    session.install("-c", str(CONSTRAINTS), "hatch>=1.12", "hatchling>=1.26", "twine>=6.1", "packaging>=24")
+    session.install("-c", str(CONSTRAINTS), "hatchling>=1.26", "twine>=6.1", "packaging>=24")
     old = wheelenv.version_of(dist)
     saved = about.read_text()
     committed = False
     try:
+        # `hatch version <bump>` is hatchling's version command; calling hatchling directly does
+        # the same bump without hatch creating a nested build environment for it
         with session.chdir(pkg):
-            session.run("hatch", "version", bump)
+            session.run("hatchling", "version", bump)
         version = wheelenv.version_of(dist)
         tag = f"{dist}-v{version}"
         session.log(f"{dist}: {old} -> {version}")
