@@ -362,7 +362,8 @@ def release(session: nox.Session) -> None:
 
         out = ROOT / "dist" / f"{dist}-{version}"
         shutil.rmtree(out, ignore_errors=True)
-        files = wheelenv.build(dist, out, sdist=True, log=session.log)
+        tools = f"{session.bin}/python"  # this session's environment, with hatchling
+        files = wheelenv.build(dist, out, sdist=True, python=tools, log=session.log)
         session.run("twine", "check", "--strict", *map(str, files))
         wheel = next(p for p in files if p.suffix == ".whl")
 
@@ -371,7 +372,7 @@ def release(session: nox.Session) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
         siblings = tmp / "siblings"  # local dependencies, built from this tree
         for dep in _closure(local_deps):
-            wheelenv.build(dep, siblings, log=session.log)
+            wheelenv.build(dep, siblings, python=tools, log=session.log)
         python = wheelenv.fresh_env(tmp / "env", log=session.log)
         spec = f"{wheel}[{','.join(test_extras)}]" if test_extras else str(wheel)
         wheelenv.install(python, [spec], find_links=[siblings], log=session.log)

@@ -83,13 +83,16 @@ def version_of(dist: str) -> str:
     return match.group(1)
 
 
-def build(dist: str, out: Path, *, sdist: bool = False, log: Log = _quiet) -> list[Path]:
-    """Build the wheel (and the sdist if asked) of ``dist`` from the tree into ``out``."""
+def build(
+    dist: str, out: Path, *, sdist: bool = False, python: str | Path = sys.executable, log: Log = _quiet
+) -> list[Path]:
+    """Build the wheel (and the sdist if asked) of ``dist`` from the tree into ``out``, with the
+    hatchling of ``python``'s environment."""
     folder, module = DISTS[dist]
     out.mkdir(parents=True, exist_ok=True)
     targets = ["-t", "wheel"] + (["-t", "sdist"] if sdist else [])
     before = set(out.iterdir())
-    run([sys.executable, "-m", "hatchling", "build", *targets, "-d", str(out)], cwd=ROOT / folder, log=log)
+    run([python, "-m", "hatchling", "build", *targets, "-d", str(out)], cwd=ROOT / folder, log=log)
     made = sorted(set(out.iterdir()) - before)
     stem = f"{module}-{version_of(dist)}"
     if not made or not all(p.name.startswith(stem) for p in made):
