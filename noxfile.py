@@ -368,9 +368,10 @@ def release(session: nox.Session) -> None:
         wheel = next(p for p in files if p.suffix == ".whl")
 
         # the wheel alone in a fresh environment, then the package's own tests against it
-        tmp = pathlib.Path(session.create_tmp()) / f"wheel-{dist}"
+        tmp = pathlib.Path(session.create_tmp()).resolve() / f"wheel-{dist}"
         shutil.rmtree(tmp, ignore_errors=True)
         siblings = tmp / "siblings"  # local dependencies, built from this tree
+        siblings.mkdir(parents=True)
         for dep in _closure(local_deps):
             wheelenv.build(dep, siblings, python=tools, log=session.log)
         python = wheelenv.fresh_env(tmp / "env", log=session.log)
