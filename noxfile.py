@@ -346,6 +346,12 @@ def release(session: nox.Session) -> None:
         version = wheelenv.version_of(dist)
         tag = f"{dist}-v{version}"
         session.log(f"{dist}: {old} -> {version}")
+        refusing = _dependants_refusing(dist, version)
+        if refusing:
+            session.warn(
+                f"these ranges do not admit {dist} {version}; widen them and release those "
+                "packages after this one (docs/releasing.md): " + "; ".join(refusing)
+            )
         if not _changelog_entry(changelog, version):
             session.error(
                 f"{changelog_rel} has no entry for {version}: add a '## {version}' section "
@@ -353,12 +359,6 @@ def release(session: nox.Session) -> None:
             )
         if make_tag and _git("tag", "--list", tag):
             session.error(f"tag {tag} exists already")
-        refusing = _dependants_refusing(dist, version)
-        if refusing:
-            session.warn(
-                f"these ranges do not admit {dist} {version}; widen them and release those "
-                "packages after this one (docs/releasing.md): " + "; ".join(refusing)
-            )
 
         out = ROOT / "dist" / f"{dist}-{version}"
         shutil.rmtree(out, ignore_errors=True)
@@ -400,6 +400,8 @@ def release(session: nox.Session) -> None:
         if make_tag:
             _git("tag", "-a", tag, "-m", f"{dist} {version}")
             session.log(f"tagged {tag} -> {_git('rev-parse', '--short', tag + '^{commit}')}")
+        else:
+            session.log(f"no tag (--no-tag); to tag this commit: git tag -a {tag} -m '{dist} {version}' <commit>")
         session.log(f"built: {', '.join(p.name for p in files)} in {out.relative_to(ROOT)}")
         session.log(
             "nothing was uploaded; to publish: twine upload "
