@@ -38,6 +38,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 
 import nox
@@ -368,8 +369,9 @@ def release(session: nox.Session) -> None:
         wheel = next(p for p in files if p.suffix == ".whl")
 
         # the wheel alone in a fresh environment, then the package's own tests against it
-        tmp = pathlib.Path(session.create_tmp()).resolve() / f"wheel-{dist}"
-        shutil.rmtree(tmp, ignore_errors=True)
+        # (not session.create_tmp(): that would point TMPDIR into this session's virtualenv,
+        # where Ray refuses its temp dir and gs-bench's ray tests hang)
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix=f"gs-release-{dist}-"))
         siblings = tmp / "siblings"  # local dependencies, built from this tree
         siblings.mkdir(parents=True)
         for dep in _closure(local_deps):
@@ -389,9 +391,10 @@ def release(session: nox.Session) -> None:
             session.error(f"{module} imported from {where[1]} (version {where[0]}), not from the wheel")
         session.run(
             str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"{folder}/tests",
-            env={"GS_NOX_SESSION": f"tests-{module}"},
+            env={"GS_NOX_SESSION": f"tests-{module}", "VIRTUAL_ENV": str(tmp / "env")},
             external=True,
         )
+        shutil.rmtree(tmp, ignore_errors=True)
 
         _git("add", str(about.relative_to(ROOT)), changelog_rel)
         _git("commit", "-q", "-m", f"{dist} {version}", "--", str(about.relative_to(ROOT)), changelog_rel)
