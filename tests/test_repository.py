@@ -55,10 +55,7 @@ def test_local_dependencies_follow_the_layering(dist):
     folder, _ = DISTS[dist]
     project = tomllib.loads((ROOT / folder / "pyproject.toml").read_text())["project"]
     assert project["name"] == dist
-    reqs = list(project.get("dependencies", []))
-    for extra in project.get("optional-dependencies", {}).values():
-        reqs += extra
-    local = {re.split(r"[\[<>=!~; ]", r, maxsplit=1)[0] for r in reqs} & set(DISTS)
+    local = {Requirement(r).name for r in _requirements(dist)} & set(DISTS)
     assert local <= ALLOWED[dist], f"{dist} depends on {local - ALLOWED[dist]} (not allowed)"
 
 
