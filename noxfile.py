@@ -7,6 +7,14 @@ Quick reference (run from the repository root)::
     nox -s lint             # ruff + import-linter (the layering contracts)
     nox -s build            # wheel + sdist of all six distributions into dist/
     nox -s demo             # the main job on the embedded (synthetic) default graph
+    nox -s tests-lowest     # every package with its direct dependencies at their lower bounds
+    nox -s release -- gs-splits minor   # bump, check, build, test the wheel, commit, tag
+                                        # (docs/releasing.md; nothing is uploaded)
+
+Versions: each package declares the *ranges* it supports (users install it next to their own
+torch); the CI *pins* live in ``.ci/constraints.txt`` and every session below installs with
+``-c .ci/constraints.txt``, except ``tests-lowest``, which resolves each package's direct
+dependencies to their lowest allowed versions (uv ``--resolution lowest-direct``).
 
 Every package session creates a fresh virtual environment and installs *only* that
 package, its declared dependencies and its ``test`` extra (local sibling packages are
@@ -26,13 +34,22 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import tomllib
 
 import nox
 
 ROOT = pathlib.Path(__file__).parent.resolve()
+sys.path.insert(0, str(ROOT / ".ci"))
+import wheelenv  # noqa: E402  (shared with tests/test_wheels.py)
+
+CONSTRAINTS = ROOT / ".ci" / "constraints.txt"
+# tests-lowest: only what cannot come from the lower bounds themselves (see the file).
+LOWEST_CONSTRAINTS = ROOT / ".ci" / "constraints-lowest.txt"
 
 nox.options.default_venv_backend = "uv|venv"
 nox.options.sessions = ["lint", "tests"]
@@ -88,14 +105,23 @@ def _uv_env() -> dict[str, str]:
 os.environ.update(_uv_env())
 
 
-def _install_local(session: nox.Session, dist: str, extras: tuple[str, ...] = ()) -> None:
-    """Install `dist` and the local distributions it needs, all in one resolver call."""
+def _install_local(
+    session: nox.Session, dist: str, extras: tuple[str, ...] = (), *, lowest: bool = False
+) -> None:
+    """Install `dist` and the local distributions it needs, all in one resolver call.
+
+    With the CI pins of .ci/constraints.txt, or (``lowest``) with every direct dependency at
+    the lowest version its range allows (uv's ``--resolution lowest-direct``)."""
     folder, _, local_deps, _ = PACKAGES[dist]
     targets = [str(ROOT / PACKAGES[dep][0]) for dep in _closure(local_deps)]
     spec = str(ROOT / folder)
     if extras:
         spec = f"{spec}[{','.join(extras)}]"
-    session.install(*targets, spec)
+    if lowest:
+        pins = ["--resolution", "lowest-direct", "-c", str(LOWEST_CONSTRAINTS)]
+    else:
+        pins = ["-c", str(CONSTRAINTS)]
+    session.install(*pins, *targets, spec)
 
 
 def _closure(deps: tuple[str, ...]) -> list[str]:
@@ -112,7 +138,11 @@ def _closure(deps: tuple[str, ...]) -> list[str]:
     return sorted(seen, key=order.index)
 
 
-def _pytest(session: nox.Session, *paths: str) -> None:
+def _pytest(
+    session: nox.Session, *paths: str, isolated_as: str | None = None, env: dict | None = None
+) -> None:
+    """pytest in the session's environment. ``isolated_as`` names the package session whose
+    isolation this environment has (its tests may then check, e.g., that torch is absent)."""
     args = list(session.posargs) or ["-q"]
     session.run(
         "python",
@@ -120,7 +150,7 @@ def _pytest(session: nox.Session, *paths: str) -> None:
         "pytest",
         *args,
         *paths,
-        env={"GS_NOX_SESSION": session.name},
+        env={"GS_NOX_SESSION": isolated_as or session.name, **(env or {})},
     )
 
 
@@ -136,16 +166,53 @@ def _make_package_session(dist: str) -> None:
     _session.__doc__ = f"Install only {dist} (+ its declared deps) in a fresh env and run its tests."
 
 
+def _make_lowest_session(dist: str) -> None:
+    folder, module, _, test_extras = PACKAGES[dist]
+
+    @nox.session(name=f"tests-lowest-{module}", venv_backend="uv")
+    def _session(session: nox.Session) -> None:
+        _install_local(session, dist, test_extras, lowest=True)
+        # show what "lowest" resolved to: these are the versions the lower bounds were tested with
+        session.run(_uv_bin(), "pip", "freeze", "--python", f"{session.bin}/python", external=True)
+        _pytest(session, f"{folder}/tests", isolated_as=f"tests-{module}")
+
+    _session.__doc__ = (
+        f"{dist} alone, its direct dependencies at their lowest allowed versions (uv lowest-direct)."
+    )
+
+
 for _dist in PACKAGES:
     _make_package_session(_dist)
+    _make_lowest_session(_dist)
+
+
+@nox.session(name="tests-lowest", venv_backend="none")
+def tests_lowest(session: nox.Session) -> None:
+    """Every package with its direct dependencies resolved to their lower bounds."""
+    for dist in PACKAGES:
+        session.notify(f"tests-lowest-{PACKAGES[dist][1]}")
 
 
 @nox.session(name="tests-integration")
 def tests_integration(session: nox.Session) -> None:
     """Cross-package tests in tests/ (everything installed together, plus import-linter)."""
     _install_local(session, "gs-bench", ("test",))
-    session.install("import-linter>=2.1", "pytest>=8", "hypothesis>=6.100")
-    _pytest(session, "tests")
+    # hatchling and packaging: tests/test_wheels.py builds the six wheels and reads their metadata
+    session.install(
+        "-c", str(CONSTRAINTS), "import-linter>=2.1", "pytest>=8", "hypothesis>=6.100",
+        "hatchling>=1.26", "packaging>=24",
+    )
+    _pytest(session, "tests", env={"GS_UV": _uv_bin()})
+
+
+def _uv_bin() -> str:
+    """The uv that nox itself uses (`pip install 'nox[uv]'` brings it), else uv on PATH."""
+    try:
+        from nox.virtualenv import UV  # type: ignore[attr-defined]
+    except ImportError:
+        UV = None
+    found = UV if UV and os.path.exists(UV) else shutil.which(UV or "uv")
+    return found or wheelenv.uv_executable()
 
 
 @nox.session
@@ -159,7 +226,7 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff (style, errors) and import-linter (the layering of docs/architecture.md)."""
-    session.install("ruff>=0.6", "import-linter>=2.1")
+    session.install("-c", str(CONSTRAINTS), "ruff>=0.6", "import-linter>=2.1")
     session.run("ruff", "check", ".")
     src_paths = os.pathsep.join(str(ROOT / folder / "src") for folder, *_ in PACKAGES.values())
     session.run("lint-imports", env={"PYTHONPATH": src_paths})
@@ -170,7 +237,7 @@ def build(session: nox.Session) -> None:
     """Wheel and sdist of every distribution, each carrying its own version, into dist/."""
     # hatchling is hatch's build backend: calling it directly builds exactly what `hatch build`
     # builds, without hatch creating a second, nested build environment per package.
-    session.install("hatchling>=1.21")
+    session.install("-c", str(CONSTRAINTS), "hatchling>=1.26")
     out = ROOT / "dist"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir()
@@ -192,3 +259,157 @@ def demo(session: nox.Session) -> None:
     _install_local(session, "gs-bench")
     args = list(session.posargs) or ["--out", str(ROOT / "demo-output")]
     session.run("gs-bench", "demo", *args)
+
+
+RELEASE_USAGE = (
+    "usage: nox -s release -- <distribution> <bump> [--no-tag]\n"
+    f"  <distribution>: one of {', '.join(PACKAGES)}\n"
+    "  <bump>: what `hatch version` accepts: major, minor, patch, release, dev, ... or a version\n"
+    "  --no-tag: do everything but create the tag"
+)
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.rstrip()
+
+
+def _changelog_entry(changelog: pathlib.Path, version: str) -> str:
+    """The text of the ``## <version>`` section of a CHANGELOG ('' when there is none)."""
+    lines = changelog.read_text().splitlines()
+    head = re.compile(rf"^##\s+\[?{re.escape(version)}\]?(\s|$)")
+    body: list[str] = []
+    inside = False
+    for line in lines:
+        if line.startswith("## "):
+            if inside:
+                break
+            inside = bool(head.match(line))
+            continue
+        if inside:
+            body.append(line)
+    return "\n".join(body).strip()
+
+
+def _dependants_refusing(dist: str, version: str) -> list[str]:
+    """Sibling requirements on ``dist`` whose range does not admit ``version``."""
+    from packaging.requirements import Requirement
+
+    refusing = []
+    for other, (folder, *_rest) in PACKAGES.items():
+        project = tomllib.loads((ROOT / folder / "pyproject.toml").read_text())["project"]
+        reqs = list(project.get("dependencies", []))
+        for extra in project.get("optional-dependencies", {}).values():
+            reqs += extra
+        for text in reqs:
+            req = Requirement(text)
+            if req.name == dist and not req.specifier.contains(version, prereleases=True):
+                refusing.append(f"{other}: {text}")
+    return refusing
+
+
+@nox.session(venv_backend="uv")
+def release(session: nox.Session) -> None:
+    """Bump, require a CHANGELOG entry, build sdist + wheel, twine check, test the wheel alone
+    in a fresh environment, commit, tag <dist>-vX.Y.Z. Never uploads (docs/releasing.md)."""
+    args = list(session.posargs)
+    make_tag = "--no-tag" not in args
+    args = [a for a in args if a != "--no-tag"]
+    if len(args) != 2 or args[0] not in PACKAGES:
+        session.error(RELEASE_USAGE)
+    dist, bump = args
+    folder, module, local_deps, test_extras = PACKAGES[dist]
+    pkg = ROOT / folder
+    about = pkg / "src" / module / "__about__.py"
+    changelog = pkg / "CHANGELOG.md"
+    changelog_rel = str(changelog.relative_to(ROOT))
+
+    dirty = [
+        line for line in _git("status", "--porcelain", "--untracked-files=all").splitlines()
+        if line[3:] != changelog_rel
+    ]
+    if dirty:
+        session.error(
+            "the work tree must be clean (only the package's CHANGELOG.md may be edited), "
+            "so that the tag holds exactly what was built; found:\n" + "\n".join(dirty)
+        )
+
+    session.install("-c", str(CONSTRAINTS), "hatchling>=1.26", "twine>=6.1", "packaging>=24")
+    old = wheelenv.version_of(dist)
+    saved = about.read_text()
+    committed = False
+    try:
+        # `hatch version <bump>` is hatchling's version command; calling hatchling directly does
+        # the same bump without hatch creating a nested build environment for it
+        with session.chdir(pkg):
+            session.run("hatchling", "version", bump)
+        version = wheelenv.version_of(dist)
+        tag = f"{dist}-v{version}"
+        session.log(f"{dist}: {old} -> {version}")
+        refusing = _dependants_refusing(dist, version)
+        if refusing:
+            session.warn(
+                f"these ranges do not admit {dist} {version}; widen them and release those "
+                "packages after this one (docs/releasing.md): " + "; ".join(refusing)
+            )
+        if not _changelog_entry(changelog, version):
+            session.error(
+                f"{changelog_rel} has no entry for {version}: add a '## {version}' section "
+                "(with the changes it releases) and run the command again"
+            )
+        if make_tag and _git("tag", "--list", tag):
+            session.error(f"tag {tag} exists already")
+
+        out = ROOT / "dist" / f"{dist}-{version}"
+        shutil.rmtree(out, ignore_errors=True)
+        tools = f"{session.bin}/python"  # this session's environment, with hatchling
+        files = wheelenv.build(dist, out, sdist=True, python=tools, log=session.log)
+        session.run("twine", "check", "--strict", *map(str, files))
+        wheel = next(p for p in files if p.suffix == ".whl")
+
+        # the wheel alone in a fresh environment, then the package's own tests against it
+        # (not session.create_tmp(): that would point TMPDIR into this session's virtualenv,
+        # where Ray refuses its temp dir and gs-bench's ray tests hang)
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix=f"gs-release-{dist}-"))
+        siblings = tmp / "siblings"  # local dependencies, built from this tree
+        siblings.mkdir(parents=True)
+        for dep in _closure(local_deps):
+            wheelenv.build(dep, siblings, python=tools, log=session.log)
+        python = wheelenv.fresh_env(tmp / "env", log=session.log)
+        spec = f"{wheel}[{','.join(test_extras)}]" if test_extras else str(wheel)
+        wheelenv.install(python, [spec], find_links=[siblings], log=session.log)
+        gs_installed = {n for n in wheelenv.installed(python) if n in PACKAGES}
+        expected = {dist, *_closure(local_deps)}
+        if gs_installed != expected:
+            session.error(f"the wheel brought gs distributions {sorted(gs_installed)}, expected {sorted(expected)}")
+        where = wheelenv.run(
+            [python, "-c", f"import {module}; print({module}.__version__, {module}.__file__)"],
+            log=session.log,
+        ).split()
+        if where[0] != version or not where[1].startswith(str(tmp / "env")):
+            session.error(f"{module} imported from {where[1]} (version {where[0]}), not from the wheel")
+        session.run(
+            str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"{folder}/tests",
+            env={"GS_NOX_SESSION": f"tests-{module}", "VIRTUAL_ENV": str(tmp / "env")},
+            external=True,
+        )
+        shutil.rmtree(tmp, ignore_errors=True)
+
+        _git("add", str(about.relative_to(ROOT)), changelog_rel)
+        _git("commit", "-q", "-m", f"{dist} {version}", "--", str(about.relative_to(ROOT)), changelog_rel)
+        committed = True
+        session.log(f"committed {_git('log', '-1', '--format=%h %s')}")
+        if make_tag:
+            _git("tag", "-a", tag, "-m", f"{dist} {version}")
+            session.log(f"tagged {tag} -> {_git('rev-parse', '--short', tag + '^{commit}')}")
+        else:
+            session.log(f"no tag (--no-tag); to tag this commit: git tag -a {tag} -m '{dist} {version}' <commit>")
+        session.log(f"built: {', '.join(p.name for p in files)} in {out.relative_to(ROOT)}")
+        session.log(
+            "nothing was uploaded; to publish: twine upload "
+            f"{out.relative_to(ROOT)}/*  (and git push origin {tag})"
+        )
+    finally:
+        if not committed:
+            about.write_text(saved)

@@ -10,6 +10,8 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 DISTS = {
@@ -53,19 +55,91 @@ def test_local_dependencies_follow_the_layering(dist):
     folder, _ = DISTS[dist]
     project = tomllib.loads((ROOT / folder / "pyproject.toml").read_text())["project"]
     assert project["name"] == dist
-    reqs = list(project.get("dependencies", []))
-    for extra in project.get("optional-dependencies", {}).values():
-        reqs += extra
-    local = {re.split(r"[\[<>=!~; ]", r, maxsplit=1)[0] for r in reqs} & set(DISTS)
+    local = {Requirement(r).name for r in _requirements(dist)} & set(DISTS)
     assert local <= ALLOWED[dist], f"{dist} depends on {local - ALLOWED[dist]} (not allowed)"
 
 
-def test_torch_pinned_exactly_wherever_required():
-    for folder, _ in DISTS.values():
-        project = tomllib.loads((ROOT / folder / "pyproject.toml").read_text())["project"]
-        reqs = list(project.get("dependencies", []))
-        for extra in project.get("optional-dependencies", {}).values():
-            reqs += extra
-        for r in reqs:
-            if re.match(r"torch\b(?![-_])", r):
-                assert r.replace(" ", "") == "torch==2.13.0", f"{folder}: {r}"
+def _requirements(dist: str) -> list[str]:
+    """Every requirement string of a distribution's pyproject (dependencies and extras)."""
+    project = tomllib.loads((ROOT / DISTS[dist][0] / "pyproject.toml").read_text())["project"]
+    reqs = list(project.get("dependencies", []))
+    for extra in project.get("optional-dependencies", {}).values():
+        reqs += extra
+    return reqs
+
+
+def _tree_versions() -> dict[str, str]:
+    out = {}
+    for dist, (folder, module) in DISTS.items():
+        about = (ROOT / folder / "src" / module / "__about__.py").read_text()
+        out[dist] = re.search(r'__version__\s*=\s*"([^"]+)"', about).group(1)
+    return out
+
+
+def sibling_range_problems(versions: dict[str, str]) -> list[str]:
+    """Sibling requirements that have no compatible range or do not admit the sibling's version.
+
+    A compatible range is ``>=X.Y,<X.(Y+1)`` while X is 0 and ``>=X.Y,<(X+1)`` from 1.0 on
+    (``gs-splits>=0.1,<0.2``); ``versions`` maps each distribution to its version in the tree."""
+    problems = []
+    for dist in DISTS:
+        for text in _requirements(dist):
+            req = Requirement(text)
+            if req.name not in DISTS:
+                continue
+            lower = [s for s in req.specifier if s.operator == ">="]
+            upper = [s for s in req.specifier if s.operator == "<"]
+            if len(req.specifier) != 2 or len(lower) != 1 or len(upper) != 1:
+                problems.append(f"{dist}: {text} is not a '>=X.Y,<X.(Y+1)' range")
+                continue
+            low = Version(lower[0].version)
+            want_upper = f"0.{low.minor + 1}" if low.major == 0 else f"{low.major + 1}"
+            if Version(upper[0].version) != Version(want_upper):
+                problems.append(f"{dist}: {text} should end at <{want_upper}")
+            if not req.specifier.contains(versions[req.name], prereleases=True):
+                problems.append(f"{dist}: {text} does not admit {req.name} {versions[req.name]} of the tree")
+    return problems
+
+
+def test_sibling_ranges_are_compatible_ranges_that_admit_the_tree_versions():
+    problems = sibling_range_problems(_tree_versions())
+    assert not problems, "\n".join(problems)
+    # every local dependency has a range (none is a bare name)
+    for dist in DISTS:
+        for text in _requirements(dist):
+            req = Requirement(text)
+            assert req.name not in DISTS or req.specifier, f"{dist}: {text}"
+
+
+def test_a_sibling_release_outside_a_range_is_caught():
+    versions = _tree_versions()
+    bumped = Version(versions["gs-splits"])
+    versions["gs-splits"] = f"{bumped.major}.{bumped.minor + 1}.0"
+    problems = sibling_range_problems(versions)
+    assert any(p.startswith("gs-data: gs-splits") for p in problems), problems
+    assert any(p.startswith("gs-bench: gs-splits") for p in problems), problems
+
+
+def test_third_party_requirements_are_ranges_not_pins():
+    for dist in DISTS:
+        for text in _requirements(dist):
+            req = Requirement(text)
+            if req.name in DISTS:
+                continue
+            ops = {s.operator for s in req.specifier}
+            assert ">=" in ops, f"{dist}: {text} has no lower bound"
+            assert not ops & {"==", "==="}, f"{dist}: {text} is a pin (pins belong in .ci/constraints.txt)"
+
+
+def test_ci_pins_torch_in_the_constraints_file_and_the_pin_is_in_every_torch_range():
+    pins = re.findall(r"^torch==(\S+)\s*$", (ROOT / ".ci" / "constraints.txt").read_text(), flags=re.M)
+    assert pins == ["2.13.0"]
+    ranges = [
+        Requirement(text).specifier
+        for dist in DISTS
+        for text in _requirements(dist)
+        if Requirement(text).name == "torch"
+    ]
+    assert ranges, "no distribution declares torch"
+    for spec in ranges:
+        assert spec.contains(pins[0]) and spec.contains("2.14.0"), spec
