@@ -4,12 +4,14 @@ Train with :func:`fit_node` / :func:`fit_graph` and a :class:`TrainConfig` (pape
 :meth:`TrainConfig.structural_shifts`, :meth:`TrainConfig.edgewise`,
 :meth:`TrainConfig.gess`); methods live in :mod:`gs_algos.methods` (:data:`METHODS`),
 uncertainty estimators in :mod:`gs_algos.uncertainty`, fine-tuning (Par-Label) in
-:mod:`gs_algos.finetune` and the GeSS search in :mod:`gs_algos.search`.
+:mod:`gs_algos.finetune`, the GeSS search in :mod:`gs_algos.search` and the EM training of
+the structured models (GMNN, EPFGNN) in :mod:`gs_algos.em`.
 """
 
 from gs_algos.__about__ import __version__
 from gs_algos.batch import Batch, TaskSpec, call_model
 from gs_algos.config import TrainConfig
+from gs_algos.em import EMConfig, EMResult, fit_epfgnn, fit_gmnn
 from gs_algos.engine import (
     EpochInfo,
     FitResult,
@@ -28,6 +30,8 @@ from gs_algos.search import GESS_SEARCH_SPACES, SearchResult, SearchSpace, grid_
 
 __all__ = [
     "Batch",
+    "EMConfig",
+    "EMResult",
     "EpochInfo",
     "FitResult",
     "GESS_SEARCH_SPACES",
@@ -43,6 +47,8 @@ __all__ = [
     "call_model",
     "choose_labeled",
     "evaluate_outputs",
+    "fit_epfgnn",
+    "fit_gmnn",
     "fit_graph",
     "fit_node",
     "finetune_graph",
