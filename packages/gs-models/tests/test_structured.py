@@ -4,7 +4,6 @@ Their EM training lives in gs-algos (``gs_algos.em``) and is tested there (``tes
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 
 import hypothesis.strategies as st

@@ -42,10 +42,10 @@ from gs_metrics.calibration import (
     DEFAULT_BINS,
     Binning,
     BinRule,
-    _check_rule,
     ReliabilityBins,
     _bins_from_sums,
     _check_bins,
+    _check_rule,
     _reliability_bins,
     bin_indices,
 )
