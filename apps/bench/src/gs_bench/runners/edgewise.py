@@ -339,8 +339,9 @@ def differences(records: Sequence[dict[str, Any]]) -> list[str]:
     """One sentence per place where this run's setup differs from the paper's text or from the
     authors' released code (hans66hsu/structured_uncertainty_metrics), from the records' settings."""
     settings = records[0]["job"]["settings"] if records else {}
-    seeds = {int(r["job"]["seed"]) for r in records}
-    splits = {(r["job"]["params"]["split"], r["job"]["params"]["fold"]) for r in records}
+    cells = group_records(records, ("dataset", "model"))
+    runs = sorted(len(v) for v in cells.values()) or [0]
+    seeds = sorted({int(r["job"]["seed"]) for r in records})
     out = []
     if bool(settings.get("normalize_features", True)):
         out.append(
@@ -361,9 +362,10 @@ def differences(records: Sequence[dict[str, Any]]) -> list[str]:
     else:
         out.append("Early stopping keeps the best validation accuracy (ours, stopping = 'patience'); "
                    "the released code resets patience on accuracy or NLL (src/train.py).")
+    span = f"{runs[0]}" if runs[0] == runs[-1] else f"{runs[0]} to {runs[-1]}"
     out.append(
-        f"{len(splits)} split x fold pairs x {len(seeds)} initialisation(s) per model and dataset in "
-        "this report (the paper: 5 x 3 x 5 = 75)."
+        f"{span} runs per model and dataset in this report (initialisation seeds "
+        f"{', '.join(map(str, seeds))}); the paper: 5 splits x 3 folds x 5 initialisations = 75."
     )
     out.append(
         "GMNN: our p network propagates the neighbours' labels once without self-loops (a genuine "
