@@ -73,3 +73,55 @@ def test_torch_import_in_gs_splits_is_caught(tmp_path):
     bad.write_text("import torch  # gs-splits must stay torch-free\n")
     result = _lint_imports(tmp_path)
     assert result.returncode != 0, result.stdout
+
+
+# ------------------------------------------------------------------ no training loops in gs-models
+#: calls / names that make a training loop: an optimizer, a backward pass, an optimizer step
+_TRAINING_MARKERS = ("backward", "zero_grad", "optim", "fit")
+
+
+def _training_loop_sites(src: Path) -> list[str]:
+    """``file:line name`` of every training-loop marker in the Python files under ``src``.
+
+    Markers: ``x.backward()``, ``opt.zero_grad()``, any ``torch.optim`` reference and a
+    function or method named ``fit``. Found by parsing (not text search), so comments and
+    docstrings that *mention* training do not count.
+    """
+    import ast
+
+    sites = []
+    for path in sorted(src.rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            name = None
+            if isinstance(node, ast.Attribute) and node.attr in _TRAINING_MARKERS:
+                name = node.attr
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "fit":
+                name = "def fit"
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                mods = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+                if any(m == "torch.optim" or m.startswith("torch.optim.") for m in mods):
+                    name = "import torch.optim"
+            if name is not None:
+                sites.append(f"{path.relative_to(src)}:{node.lineno} {name}")
+    return sites
+
+
+def test_gs_models_keeps_no_training_loop():
+    """Architecture: anything that trains a model lives in gs-algos; gs-models keeps the
+    networks and their inference (GMNN / EPFGNN EM training: ``gs_algos.em``)."""
+    sites = _training_loop_sites(ROOT / "packages/gs-models/src/gs_models")
+    assert sites == [], "training code found in gs-models: " + ", ".join(sites)
+
+
+def test_a_training_loop_in_gs_models_is_caught(tmp_path):
+    shutil.copytree(ROOT / "packages/gs-models/src/gs_models", tmp_path / "gs_models",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "gs_models" / "_loop.py").write_text(
+        "import torch\n\n\ndef train(model, loss_fn):\n"
+        "    opt = torch.optim.Adam(model.parameters())\n"
+        "    loss = loss_fn(model)\n    loss.backward()\n    opt.step()\n"
+    )
+    sites = _training_loop_sites(tmp_path / "gs_models")
+    assert any(s.startswith("_loop.py:5 optim") for s in sites), sites
+    assert any(s.startswith("_loop.py:7 backward") for s in sites), sites

@@ -183,15 +183,82 @@ def test_structured_models_report_their_own_edge_marginals(model):
     masks = edgewise._split_masks(data, "synthetic-default", 0, 0, None)
     c = int(data.y.max()) + 1
     net = seeded(lambda: build_model(edgewise.MODELS[model], data.num_features, c), 0)
-    settings = {"pretrain_epochs": 20, "m_epochs": 5, "e_epochs": 5}
-    node, edge, last = edgewise._fit_structured(net, data, masks, model, settings, 0)
+    settings = {}
+    out = edgewise._fit_structured(net, data, masks, model, settings, 0)
+    node, edge = out["node"], out["edge"]
     ei = data.edge_index.numpy()
     assert node.shape == (data.num_nodes, c) and edge.shape == (ei.shape[1], c, c)
     assert np.allclose(node.sum(1), 1) and np.allclose(edge.sum((1, 2)), 1)
-    assert last == 30
+    assert out["epochs_run"] > 0 and ("mean_field" in out) == (model == "epfgnn")
     # marginalising an edge's joint over the target gives the source's node marginal
     # (exactly for GMNN's sample estimator, at LBP convergence for EPFGNN)
     tol = 1e-6 if model == "gmnn" else 5e-2
     assert np.abs(edge.sum(2) - node[ei[0]]).max() < tol
     product = node[ei[0]][:, :, None] * node[ei[1]][:, None, :]
     assert np.abs(edge - product).max() > 1e-3  # not the mean-field product
+
+
+def test_edgewise_split_file_of_another_graph_stops_before_training(tmp_path, shared_datasets):
+    """Bad input: Cora's split file replaced by CiteSeer's (node ids beyond Cora's 2,708
+    nodes): the run stops before any job with an error naming the file."""
+    import shutil
+
+    root = tmp_path / "datasets"
+    (root / "edgewise-splits" / "Cora").mkdir(parents=True)
+    (root / "planetoid").symlink_to(shared_datasets / "planetoid")
+    for i in range(5):
+        src = shared_datasets / "edgewise-splits" / "Cora" / f"cora_split_{i}.npz"
+        shutil.copy(src, root / "edgewise-splits" / "Cora" / src.name)
+    bad = root / "edgewise-splits" / "Cora" / "cora_split_3.npz"
+    shutil.copy(shared_datasets / "edgewise-splits" / "Citeseer" / "citeseer_split_3.npz", bad)
+    out = tmp_path / "out"
+    env = dict(os.environ, GS_SHARED_DATA=str(root))
+    res = subprocess.run(
+        [sys.executable, "-m", "gs_bench.cli", "run", "edgewise", "--profile", "ci",
+         "--datasets", "planetoid-cora", "--methods", "gcn", "--out", str(out), "--no-progress"],
+        capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert res.returncode == 2, res.stderr
+    assert str(bad) in res.stderr and "another graph" in res.stderr, res.stderr
+    assert not (out / "results").exists()
+
+
+def test_single_run_cells_print_n_not_a_zero_spread():
+    from gs_bench.report import fmt_mean_std
+
+    assert fmt_mean_std([0.1234]) == "12.34 (n=1)"
+    assert fmt_mean_std([0.1, 0.3]) == "20.00 ± 10.00"
+    assert fmt_mean_std([]) == "—"
+
+
+def test_edgewise_tables_show_paper_values_and_structured_variants():
+    from gs_bench.runners import edgewise
+
+    def rec(model, seed, variant_shift=0.0):
+        m = {k: 0.1 + variant_shift for k in (
+            "nodewise_ece", "edgewise_ece", "agree_ece", "disagree_ece", "node_acc", "edge_acc",
+            "agree_acc", "disagree_acc", "homophily")}
+        m.update({k + "_floor": 0.1 for k in ("nodewise_ece", "edgewise_ece", "agree_ece", "disagree_ece")})
+        if model in ("gmnn", "epfgnn"):
+            m["product"] = dict(m)
+        if model == "epfgnn":
+            m["mean_field"] = dict(m)
+        return {"status": "ok", "key": f"{model}{seed}", "metrics": m,
+                "job": {"suite": "edgewise", "seed": seed, "settings": {"normalize_features": True},
+                        "params": {"dataset": "planetoid-cora", "model": model, "split": 0, "fold": 0}}}
+
+    recs = [rec(m, s) for m in ("gcn", "gat", "gmnn", "epfgnn") for s in range(2)]
+    tables = edgewise.tables(recs)
+    titles = [t.title for t in tables]
+    assert any("Table 1" in t for t in titles) and any("Table 3" in t for t in titles)
+    assert any("Table 4" in t for t in titles)
+    t1 = next(t for t in tables if "Table 1" in t.title)
+    models = [r[1] for r in t1.rows]
+    assert models[:2] == ["GCN", "GAT"]
+    assert "GMNN (released code: product of node marginals)" in models
+    gcn = t1.rows[0]
+    assert gcn[3] == "10.00 ± 0.00 (paper 12.47, Δ -2.47)"  # Table 1, Cora GCN nodewise
+    t4 = next(t for t in tables if "Table 4" in t.title)
+    assert "(paper 79.74, Δ -69.74)" in t4.rows[0][3]  # Table 4, Cora nodewise accuracy
+    diffs = next(t for t in tables if "Differences" in t.title)
+    assert any("row-normalised" in r[1] for r in diffs.rows)

@@ -210,3 +210,68 @@ def test_graph_level_resume_with_target_is_exact(tmp_path, synthetic_clouds, tin
     m2 = tiny_pointnet(seed=7)
     fit_graph(m2, parts, DANN(), cfg, target=target, checkpoint_dir=tmp_path, resume=True)
     _same_state(m2.state_dict(), ref.state_dict())
+
+
+# ---------------------------------------------------------------- stopping rules, scripted curve
+#: (validation accuracy, validation NLL) per epoch
+_CURVE = [
+    (0.50, 1.00),  # 0: first epoch: both improve -> kept
+    (0.50, 0.90),  # 1: accuracy ties, NLL improves -> kept (both "improve": >= and <=)
+    (0.60, 0.95),  # 2: accuracy improves, NLL worse -> patience resets, not kept
+    (0.55, 0.92),  # 3: neither -> 1 bad epoch
+    (0.55, 0.85),  # 4: NLL improves only -> resets, not kept
+    (0.60, 0.80),  # 5: accuracy ties the best, NLL improves -> kept
+    (0.50, 1.00),  # 6, 7, 8: neither -> stop after the third
+    (0.50, 1.00),
+    (0.50, 1.00),
+    (0.90, 0.10),  # 9: never reached
+]
+
+
+def _scripted_run(stopping: str):
+    """Run the engine loop on a scripted validation curve; the model's only weight records
+    the epoch it was trained in, so the restored weight names the kept epoch."""
+    from gs_algos.engine import _Loop
+    from gs_algos.methods import ERM
+
+    model = torch.nn.Linear(1, 1, bias=False)
+    epoch_box = {}
+
+    def train_epoch(epoch, opt, gen):
+        with torch.no_grad():
+            model.weight.fill_(float(epoch))
+        epoch_box["e"] = epoch
+        return 0.0, {}
+
+    def evaluate():
+        acc, nll = _CURVE[epoch_box["e"]]
+        return {"valid": {"accuracy": acc, "loss": nll}}
+
+    cfg = TrainConfig.edgewise(max_epochs=len(_CURVE), patience=3, stopping=stopping, lr=1e-3)
+    res = _Loop(model, ERM(), cfg, train_epoch, evaluate, None, None, 1, False).run()
+    return res, int(model.weight.item())
+
+
+def test_acc_or_nll_stopping_on_a_scripted_validation_curve():
+    """The edgewise authors' rule (src/train.py): patience resets on acc >= best OR NLL <= best,
+    the checkpoint is kept only when both hold."""
+    res, kept = _scripted_run("acc_or_nll")
+    assert kept == 5 and res.best.epoch == 5
+    assert res.epochs_run == 9 and res.stopped_early  # epochs 6, 7, 8 without a reset
+    assert res.best.value == 0.60 and res.best.bests == {"accuracy": 0.60, "loss": 0.80}
+
+
+def test_patience_stopping_on_the_same_curve_keeps_the_best_accuracy():
+    """Our rule (``stopping="patience"``): strictly better accuracy only."""
+    res, kept = _scripted_run("patience")
+    assert kept == 2 and res.best.epoch == 2  # first epoch with accuracy 0.60
+    assert res.epochs_run == 6 and res.stopped_early  # epochs 3, 4, 5 do not beat 0.60
+
+
+def test_stopping_option_is_validated():
+    assert TrainConfig.edgewise().stopping == "acc_or_nll"
+    assert TrainConfig.structural_shifts().stopping == "patience"
+    with pytest.raises(ValueError, match="stopping must be one of"):
+        TrainConfig(stopping="loss")
+    with pytest.raises(ValueError, match="multiclass"):
+        TrainConfig(stopping="acc_or_nll", task="regression", metric="mae")

@@ -122,3 +122,59 @@ def test_edgewise_masks_and_errors(tmp_path):
     (tmp_path / "edgewise-splits" / "Citeseer" / "citeseer_split_0.npz").write_bytes(b"PK\x03\x04broken")
     with pytest.raises(gs_data.CorruptRawFileError, match="citeseer_split_0.npz"):
         gs_data.load_edgewise_splits("citeseer", tmp_path, num_splits=1)
+
+
+def test_a_split_file_of_another_graph_is_rejected_naming_the_file(tmp_path):
+    """Bad input: an edgewise split written for a bigger graph (ids out of range), for a graph
+    with more selected nodes than this one has, or with overlapping parts."""
+    d = gs_data.load("synthetic-default")
+    n = d.num_nodes
+    big = gs_data.generate_edgewise_splits(np.arange(3 * n) % 3, num_splits=1, seed=0)[0]
+    folder = tmp_path / "edgewise-splits" / "Cora"
+    gs_data.save_edgewise_split(big, folder / "cora_split_0.npz")
+    loaded = gs_data.load_edgewise_splits("cora", tmp_path, num_splits=1)[0]
+    assert loaded.source.endswith("cora_split_0.npz")
+    with pytest.raises(ValueError, match=r"cora_split_0\.npz.*(selects|outside)"):
+        gs_data.edgewise_masks(d, loaded, fold=0)
+    # ids in range but two parts share nodes
+    ok = gs_data.generate_edgewise_splits(d.y, num_splits=1, seed=0)[0]
+    dup = gs_data.EdgewiseSplit(ok.test_indices, (ok.k_fold_indices[0], ok.k_fold_indices[0], ok.k_fold_indices[2]),
+                                source="dup.npz")
+    with pytest.raises(ValueError, match=r"dup\.npz: some nodes appear twice"):
+        gs_data.check_edgewise_split(dup, n)
+    # ids out of range with fewer nodes than the graph
+    far = gs_data.EdgewiseSplit(np.array([0, n + 5]), (np.array([1]), np.array([2]), np.array([3])), source="far.npz")
+    with pytest.raises(ValueError, match=rf"far\.npz: test_indices holds node ids in \[0, {n + 5}\] outside"):
+        gs_data.check_edgewise_split(far, n)
+    gs_data.check_edgewise_split(ok, n)  # a split of this graph passes
+
+
+def test_row_normalize_matches_pyg_and_rows_sum_to_one():
+    import scipy.sparse as sp
+    from torch_geometric.data import Data
+    from torch_geometric.transforms import NormalizeFeatures
+
+    rng = np.random.default_rng(0)
+    x = (rng.random((50, 30)) < 0.1) * rng.integers(1, 4, (50, 30))  # count features
+    x[:, 0] += 1  # every row non-zero ...
+    x[3] = 0  # ... except this one, which stays zero
+    out = gs_data.row_normalize(x)
+    sums = out.sum(1)
+    assert np.allclose(np.delete(sums, 3), 1.0, atol=1e-6) and sums[3] == 0
+    ref = NormalizeFeatures()(Data(x=torch.tensor(x, dtype=torch.float32))).x.numpy()
+    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-7)
+    sparse = gs_data.row_normalize(sp.csr_matrix(x))
+    assert sp.issparse(sparse)
+    np.testing.assert_allclose(sparse.toarray(), out, rtol=1e-6)
+    with pytest.raises(ValueError, match="non-negative"):
+        gs_data.row_normalize(-np.ones((2, 2)))
+
+
+def test_load_with_normalize_features(shared_datasets):
+    raw = gs_data.load("planetoid-cora", root=shared_datasets, missing_label=0)
+    norm = gs_data.load("planetoid-cora", root=shared_datasets, missing_label=0, normalize_features=True)
+    s = norm.x.sum(1)
+    nonzero = raw.x.sum(1) > 0
+    torch.testing.assert_close(s[nonzero], torch.ones(int(nonzero.sum())))
+    assert norm.provenance["normalize_features"] is True
+    assert bool(((norm.x > 0) == (raw.x > 0)).all())  # same support, rescaled rows

@@ -185,3 +185,41 @@ def test_nodewise_properties(seed, n, n_bins, binning):
         assert gm.expected_calibration_error(p[perm], y[perm], n_bins=n_bins) == pytest.approx(
             ece, abs=1e-12
         )
+
+
+def test_bin_rule_paper_versus_authors_floor_at_a_boundary():
+    """A confidence of exactly k/m: the paper's eq. 1 puts it in bin k (1-based, right-closed),
+    the authors' released calibloss.py (bin floor(c m)) in bin k + 1."""
+    from gs_metrics import bin_indices, expected_calibration_error, reliability_bins
+
+    m = 4
+    c = np.array([0.25, 0.5, 0.75, 0.4, 1.0, 0.0])  # three exact interior boundaries
+    assert bin_indices(c, m).tolist() == [0, 1, 2, 1, 3, 0]
+    assert bin_indices(c, m, "floor").tolist() == [1, 2, 3, 1, 3, 0]
+    ref = np.minimum(np.floor(c * m).astype(int), m - 1)  # the released code's formula
+    assert bin_indices(c, m, "floor").tolist() == ref.tolist()
+    # an ECE that differs: confidences 0.4 (wrong) and 0.5 (right) share bin 2 under eq. 1,
+    # floor(c m) separates them
+    probs = np.array([[0.4, 0.3, 0.3], [0.5, 0.25, 0.25]])
+    y = np.array([1, 0])
+    paper = expected_calibration_error(probs, y, n_bins=m)
+    floor = expected_calibration_error(probs, y, n_bins=m, bin_rule="floor")
+    assert paper == pytest.approx(abs(0.5 - 0.45))  # one bin: acc 1/2, conf 0.45
+    assert floor == pytest.approx(0.5 * 0.4 + 0.5 * 0.5)  # two bins: |0 - 0.4|, |1 - 0.5|
+    assert reliability_bins(probs, y, n_bins=m, bin_rule="floor").counts.tolist() == [0, 1, 1, 0]
+    with pytest.raises(ValueError, match="bin_rule"):
+        bin_indices(c, m, "ceil")
+
+
+def test_edgewise_bin_rule_option():
+    from gs_metrics import edgewise_metrics
+
+    # mean-field edge confidences 0.5 * 1.0 = 0.5 exactly (a boundary for m = 4)
+    probs = np.array([[0.5, 0.5], [1.0, 0.0], [0.0, 1.0]])
+    y = np.array([0, 0, 1])  # edge (0, 1) agrees, edge (1, 2) disagrees
+    ei = np.array([[0, 1], [1, 2]])
+    paper = edgewise_metrics(probs, y, ei, n_bins=4)
+    floor = edgewise_metrics(probs, y, ei, n_bins=4, bin_rule="floor")
+    assert paper.all.bins.counts.tolist() == [0, 1, 0, 1]
+    assert floor.all.bins.counts.tolist() == [0, 0, 1, 1]
+    assert paper.all.ece == pytest.approx(floor.all.ece)  # each edge alone in its bin

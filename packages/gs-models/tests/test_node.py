@@ -199,7 +199,7 @@ def _bag_of_words(n: int, f: int, seed: int) -> torch.Tensor:
     return (torch.rand(n, f, generator=g) < 0.02).float()
 
 
-@pytest.mark.parametrize("name", ["structural-shifts-base", "structural-shifts-mod", "gcn", "mlp"])
+@pytest.mark.parametrize("name", ["structural-shifts-base", "structural-shifts-mod", "gcn", "mlp", "edgewise-gat"])
 def test_fast_path_equals_plain_pyg_path(name):
     """Sparse-CSR features and the precomputed GCN adjacency give the same function and
     the same gradients as PyG's edge_index path (self-loops and duplicate edges included)."""
@@ -240,3 +240,45 @@ def test_fast_path_caches_follow_in_place_changes():
     model.fast_path = False
     torch.testing.assert_close(after, model(x, ei)[1], rtol=1e-5, atol=1e-5)
     assert not torch.allclose(before, after)
+
+
+def test_edgewise_gat_dropout_is_active_in_train_mode_only():
+    """The edgewise GAT preset (authors' src/model/model.py): input dropout 0.5 and attention
+    dropout 0.5, plus dropout 0.5 before the output layer; none of it in eval mode."""
+    cfg = build_model("edgewise-gat", 10, 3).config
+    assert (cfg.input_dropout, cfg.attention_dropout, cfg.dropout, cfg.heads) == (0.5, 0.5, 0.5, 8)
+    n, f = 120, 300
+    x = _bag_of_words(n, f, 4)
+    ei = torch.randint(0, n, (2, 500), generator=torch.Generator().manual_seed(5))
+    torch.manual_seed(0)
+    model = build_model("edgewise-gat", f, 3)
+    model.eval()
+    a, b = model(x, ei)[1], model(x, ei)[1]
+    torch.testing.assert_close(a, b, rtol=0, atol=0)  # eval: deterministic
+    model.train()
+    assert not torch.allclose(model(x, ei)[1], model(x, ei)[1])  # train: dropout draws
+    # each kind of dropout acts on its own in train mode
+    for field in ("input_dropout", "attention_dropout", "dropout"):
+        only = {k: 0.0 for k in ("input_dropout", "attention_dropout", "dropout")}
+        only[field] = 0.5
+        torch.manual_seed(0)
+        m = build_model("edgewise-gat", f, 3, **only).train()
+        assert not torch.allclose(m(x, ei)[1], m(x, ei)[1]), field
+    torch.manual_seed(0)
+    none = build_model("edgewise-gat", f, 3, input_dropout=0.0, attention_dropout=0.0, dropout=0.0).train()
+    torch.testing.assert_close(none(x, ei)[1], none(x, ei)[1])
+
+
+def test_sparse_input_dropout_drops_and_rescales_the_stored_values():
+    from gs_models.node import _input_dropout
+
+    x = _bag_of_words(400, 500, 6) * 3.0
+    csr = x.to_sparse_csr()
+    torch.manual_seed(1)
+    out = _input_dropout(csr, 0.5, True).to_dense()
+    kept = out[x > 0]
+    assert bool(((kept == 0) | (kept == 6.0)).all())  # dropped or scaled by 1 / (1 - p)
+    frac = float((kept == 0).float().mean())
+    assert 0.45 < frac < 0.55, frac
+    assert bool((out[x == 0] == 0).all())  # zeros stay zero
+    assert _input_dropout(csr, 0.5, False) is csr  # eval: unchanged

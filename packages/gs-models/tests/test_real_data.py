@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.utils import remove_self_loops, to_undirected
 
-from gs_models import EMConfig, build_model, mean_field_edge_marginals
+from gs_models import build_model, mean_field_edge_marginals
 
 
 @pytest.fixture(scope="module")
@@ -60,11 +60,13 @@ def test_edgewise_gcn_and_epfgnn_on_coraml(coraml):
     em = mean_field_edge_marginals(probs, edge_index)
     torch.testing.assert_close(em.sum((1, 2)), torch.ones(edge_index.size(1)))
 
-    torch.manual_seed(0)
+    # EPFGNN inference on real data (its EM training is tested in gs-algos): the trained GCN as
+    # backbone and a homophilous compatibility matrix
     epf = build_model("edgewise-epfgnn", x.size(1), 7)
-    epf.fit(
-        x, edge_index, y, train, config=EMConfig(pretrain_epochs=40, m_epochs=5, e_epochs=0), seed=0
-    )
+    epf.backbone.load_state_dict(gcn.state_dict())
+    with torch.no_grad():
+        epf.compat_raw.copy_(0.5 * torch.eye(7))
+    epf.eval()
     res = epf.lbp(x, edge_index)
     assert res.residual < 1e-3
     em = epf.edge_marginals(x, edge_index)
@@ -73,6 +75,3 @@ def test_edgewise_gcn_and_epfgnn_on_coraml(coraml):
     torch.testing.assert_close(em.sum(2), node[edge_index[0]], atol=1e-3, rtol=0)
     acc_epf = float((node.argmax(1) == y)[~train].float().mean())
     assert acc_epf > 0.7, acc_epf
-    # the learned compatibility favours agreeing labels (CoraML is homophilous)
-    w = epf.compatibility.detach()
-    assert float(torch.diagonal(w).mean()) > float(w.mean())

@@ -1,8 +1,9 @@
-"""GMNN / EPFGNN: edge marginals (sum to one, consistent), LBP vs enumeration, EM training."""
+"""GMNN / EPFGNN: edge marginals (sum to one, consistent), LBP vs enumeration.
+
+Their EM training lives in gs-algos (``gs_algos.em``) and is tested there (``test_em.py``)."""
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 
 import hypothesis.strategies as st
@@ -12,7 +13,6 @@ import torch
 from hypothesis import given, settings
 
 from gs_models import (
-    EMConfig,
     build_model,
     greedy_coloring,
     loopy_belief_propagation,
@@ -153,49 +153,3 @@ def test_undirected_pairs():
     assert flipped.tolist() == [False, True, False, True, True]
 
 
-def test_epfgnn_em_training_reduces_loss(tiny_graph):
-    x, ei, y, train_mask = tiny_graph
-    torch.manual_seed(0)
-    model = build_model("edgewise-epfgnn", x.size(1), 2, hidden_channels=16)
-    hist = model.fit(
-        x, ei, y, train_mask, config=EMConfig(pretrain_epochs=30, m_epochs=30, e_epochs=0), seed=0
-    )
-    pre = [h[2] for h in hist if h[0] == "pretrain"]
-    m = [h[2] for h in hist if h[0] == "m_step"]
-    assert pre[-1] < 0.5 * pre[0] and m[-1] < m[0]
-    probs = model.node_marginals(x, ei)
-    acc = (probs.argmax(1) == y)[~train_mask].float().mean()
-    assert acc > 0.75
-    em = model.edge_marginals(x, ei)
-    torch.testing.assert_close(em.sum((1, 2)), torch.ones(ei.size(1)))
-
-
-def test_gmnn_em_training_reduces_loss(tiny_graph):
-    x, ei, y, train_mask = tiny_graph
-    torch.manual_seed(1)
-    model = build_model("edgewise-gmnn", x.size(1), 2, hidden_channels=16, num_samples=8)
-    calls = []
-    hist = model.fit(
-        x,
-        ei,
-        y,
-        train_mask,
-        config=EMConfig(pretrain_epochs=30, m_epochs=40, e_epochs=20),
-        seed=0,
-        callback=lambda stage, epoch, loss: calls.append(stage),
-    )
-    assert len(calls) == len(hist) == 90
-    pre = [h[2] for h in hist if h[0] == "pretrain"]
-    m = [h[2] for h in hist if h[0] == "m_step"]
-    assert pre[-1] < 0.5 * pre[0]
-    assert np.mean(m[-5:]) < np.mean(m[:5])  # pseudo-likelihood improves (stochastic targets)
-    node, em = model.node_and_edge_marginals(x, ei)
-    acc = (node.argmax(1) == y)[~train_mask].float().mean()
-    assert acc > 0.75
-    # Gibbs refinement conditioned on the observed training labels stays accurate
-    clamped = dataclasses.replace(model.config, gibbs_sweeps=3)
-    model.config = clamped
-    node_c, _ = model.node_and_edge_marginals(x, ei, y=y, observed_mask=train_mask)
-    assert (node_c.argmax(1) == y)[~train_mask].float().mean() > 0.75
-    # p learned homophily: agreeing label pairs get most of the edge mass
-    assert float(torch.diagonal(em, dim1=1, dim2=2).sum(1).mean()) > 0.6

@@ -31,9 +31,12 @@ class Table:
 
     def to_markdown(self) -> str:
         out = [f"### {self.title}", ""]
-        out.append("| " + " | ".join(self.columns) + " |")
+        def cell(c: str) -> str:  # a literal | would end the cell
+            return c.replace("|", "\\|")
+
+        out.append("| " + " | ".join(map(cell, self.columns)) + " |")
         out.append("|" + "|".join("---" for _ in self.columns) + "|")
-        out += ["| " + " | ".join(r) + " |" for r in self.rows]
+        out += ["| " + " | ".join(map(cell, r)) + " |" for r in self.rows]
         if self.note:
             out += ["", self.note]
         return "\n".join(out) + "\n"
@@ -84,9 +87,12 @@ def mean_std(values: Iterable[float]) -> tuple[float, float, int]:
 
 
 def fmt_mean_std(values: Iterable[float], scale: float = 100.0, digits: int = 2) -> str:
+    """``mean ± std`` (scaled); a cell of one value prints ``value (n=1)``, not a spread of 0."""
     m, s, n = mean_std(values)
     if n == 0:
         return "—"
+    if n == 1:
+        return f"{m * scale:.{digits}f} (n=1)"
     return f"{m * scale:.{digits}f} ± {s * scale:.{digits}f}"
 
 

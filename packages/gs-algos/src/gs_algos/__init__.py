@@ -6,13 +6,15 @@ Train with :func:`fit_node` / :func:`fit_graph` and a :class:`TrainConfig` (pape
 uncertainty estimators in :mod:`gs_algos.uncertainty`, the named structural-shifts methods
 (SE, DE, GPN, NatPN, GPE, NatPE and the robustness methods, one trained run each) in
 :mod:`gs_algos.node_methods`, batched Deep Ensemble training in :mod:`gs_algos.ensemble`,
-fine-tuning (Par-Label) in :mod:`gs_algos.finetune` and the GeSS search in
-:mod:`gs_algos.search`.
+fine-tuning (Par-Label) in :mod:`gs_algos.finetune`, the GeSS search in
+:mod:`gs_algos.search` and the EM training of the structured models (GMNN, EPFGNN) in
+:mod:`gs_algos.em`.
 """
 
 from gs_algos.__about__ import __version__
 from gs_algos.batch import Batch, TaskSpec, call_model
 from gs_algos.config import TrainConfig
+from gs_algos.em import EMConfig, EMResult, fit_epfgnn, fit_gmnn
 from gs_algos.engine import (
     EpochInfo,
     FitResult,
@@ -31,6 +33,8 @@ from gs_algos.search import GESS_SEARCH_SPACES, SearchResult, SearchSpace, grid_
 
 __all__ = [
     "Batch",
+    "EMConfig",
+    "EMResult",
     "EpochInfo",
     "FitResult",
     "GESS_SEARCH_SPACES",
@@ -46,6 +50,8 @@ __all__ = [
     "call_model",
     "choose_labeled",
     "evaluate_outputs",
+    "fit_epfgnn",
+    "fit_gmnn",
     "fit_graph",
     "fit_node",
     "finetune_graph",

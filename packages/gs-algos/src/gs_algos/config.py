@@ -27,6 +27,7 @@ __all__ = ["STRUCTURAL_PROTOCOLS", "TrainConfig"]
 STRUCTURAL_PROTOCOLS = ("authors", "early-stop")
 
 _METRICS = ("accuracy", "loss", "mae", "auroc")
+_STOPPING = ("patience", "acc_or_nll")
 _HIGHER_IS_BETTER = {"accuracy": True, "auroc": True, "loss": False, "mae": False}
 
 
@@ -70,6 +71,20 @@ class TrainConfig:
         Seeds model initialisation, dropout, shuffling and every draw of the methods.
     eval_every
         Evaluate every this many epochs (selection happens only on evaluated epochs).
+    stopping
+        Early-stopping and checkpoint rule, applied per selection track:
+
+        * ``"patience"`` (ours, the default): keep the weights of the epoch with the best
+          ``metric`` (strictly better); stop after ``patience`` evaluations without a strictly
+          better value on the first track.
+        * ``"acc_or_nll"`` (the edgewise-calibration authors' rule, ``src/train.py`` of
+          hans66hsu/structured_uncertainty_metrics; also the GMNN pre-training in
+          ``src/train_gmnn.py``): the patience counter resets when validation accuracy
+          ``>=`` its best so far **or** validation NLL ``<=`` its best so far; the weights are
+          kept only when **both** hold; both bests are then updated independently
+          (``max`` / ``min``). Needs a multiclass task; ``metric`` is ignored
+          (:attr:`Track.value` holds the accuracy of the kept epoch). The paper (appendix C.2)
+          only says "patience 100"; the rule is the released code's.
     """
 
     lr: float = 3e-4
@@ -86,6 +101,7 @@ class TrainConfig:
     task: str = "multiclass"
     seed: int = 0
     eval_every: int = 1
+    stopping: str = "patience"
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -113,6 +129,12 @@ class TrainConfig:
             raise ValueError(f"metric {self.metric!r} does not apply to regression; use 'mae'")
         if int(self.eval_every) < 1:
             raise ValueError(f"eval_every must be >= 1, got {self.eval_every!r}")
+        if self.stopping not in _STOPPING:
+            raise ValueError(f"stopping must be one of {_STOPPING}, got {self.stopping!r}")
+        if self.stopping == "acc_or_nll" and self.task != "multiclass":
+            raise ValueError(
+                f"stopping='acc_or_nll' needs task='multiclass' (accuracy and NLL), got {self.task!r}"
+            )
 
     @property
     def higher_is_better(self) -> bool:
@@ -161,7 +183,14 @@ class TrainConfig:
     @classmethod
     def edgewise(cls, **changes) -> TrainConfig:
         """Edgewise-calibration paper, appendix C.2: Adam lr 0.01, weight decay 5e-4,
-        at most 2000 epochs, stop after 100 epochs without validation improvement."""
+        at most 2000 epochs, patience 100.
+
+        Stopping rule: the authors' ``"acc_or_nll"`` (``src/train.py``: patience resets when
+        validation accuracy or NLL improves, weights kept when both do); our previous rule
+        (best validation accuracy, ``stopping="patience"``) stays available. Only the
+        validation part is evaluated per epoch (``eval_parts=("valid",)``): the rule needs
+        nothing else, and the test part is scored once after training.
+        """
         base = cls(
             lr=0.01,
             weight_decay=5e-4,
@@ -169,7 +198,9 @@ class TrainConfig:
             patience=100,
             train_part="train",
             select_on=("valid",),
+            eval_parts=("valid",),
             metric="accuracy",
+            stopping="acc_or_nll",
         )
         return base.replace(**changes) if changes else base
 

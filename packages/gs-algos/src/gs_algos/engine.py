@@ -62,6 +62,9 @@ class Track:
         ``{part: {metric: value}}`` for every evaluated part at that epoch.
     state
         The model's ``state_dict`` (CPU copy) at that epoch.
+    bests
+        ``stopping="acc_or_nll"`` only: the best validation ``accuracy`` and ``loss`` seen so
+        far (each updated on its own, not necessarily at ``epoch``).
     """
 
     part: str
@@ -70,6 +73,7 @@ class Track:
     metrics: dict = field(default_factory=dict)
     state: dict | None = None
     method_state: dict | None = None
+    bests: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -231,6 +235,18 @@ class _Loop:
         self.checkpoint_every = int(checkpoint_every)
         self.resume = resume
 
+    def _acc_or_nll(self, tr: Track, m: dict) -> tuple[bool, bool]:
+        """The edgewise authors' rule (``src/train.py``): ``(keep checkpoint, reset patience)``."""
+        acc, nll = m.get("accuracy", math.nan), m.get("loss", math.nan)
+        if math.isnan(acc) or math.isnan(nll):
+            return False, False
+        acc_ok = acc >= tr.bests.get("accuracy", -math.inf)
+        nll_ok = nll <= tr.bests.get("loss", math.inf)
+        if acc_ok or nll_ok:
+            tr.bests["accuracy"] = max(acc, tr.bests.get("accuracy", -math.inf))
+            tr.bests["loss"] = min(nll, tr.bests.get("loss", math.inf))
+        return acc_ok and nll_ok, acc_ok or nll_ok
+
     def _better(self, new: float, old: float) -> bool:
         if math.isnan(new):
             return False
@@ -283,9 +299,16 @@ class _Loop:
                 with torch.no_grad():
                     metrics = self.evaluate()
                 rec["metrics"] = metrics
+                reset = False
                 for part, tr in tracks.items():
-                    val = metrics.get(part, {}).get(cfg.metric, math.nan)
-                    improved[part] = self._better(val, tr.value)
+                    if cfg.stopping == "acc_or_nll":
+                        improved[part], ok = self._acc_or_nll(tr, metrics.get(part, {}))
+                        val = metrics.get(part, {}).get("accuracy", math.nan)
+                        reset = reset or (ok and part == primary)
+                    else:
+                        val = metrics.get(part, {}).get(cfg.metric, math.nan)
+                        improved[part] = self._better(val, tr.value)
+                        reset = reset or (improved[part] and part == primary)
                     if improved[part]:
                         tr.epoch, tr.value = epoch, val
                         tr.metrics = copy.deepcopy(metrics)
@@ -293,7 +316,7 @@ class _Loop:
                         tr.method_state = {
                             k: v.detach().cpu().clone() for k, v in self.method.state_dict().items()
                         }
-                bad = 0 if improved.get(primary) else bad + 1
+                bad = 0 if reset else bad + 1
                 if cfg.patience is not None and bad >= cfg.patience:
                     stopped = True
             history.append(rec)

@@ -30,6 +30,7 @@ __all__ = [
     "generate_edgewise_splits",
     "save_edgewise_split",
     "edgewise_masks",
+    "check_edgewise_split",
 ]
 
 _FILE_STEMS = {"cora": ("Cora", "cora"), "citeseer": ("Citeseer", "citeseer"), "pubmed": ("Pubmed", "pubmed")}
@@ -37,10 +38,15 @@ _FILE_STEMS = {"cora": ("Cora", "cora"), "citeseer": ("Citeseer", "citeseer"), "
 
 @dataclass(frozen=True)
 class EdgewiseSplit:
-    """One edgewise-calibration split: ``test_indices`` (85 % side) and 3 observed folds."""
+    """One edgewise-calibration split: ``test_indices`` (85 % side) and 3 observed folds.
+
+    ``source`` names the file it was read from (``None`` for generated splits); errors about
+    the split name it.
+    """
 
     test_indices: np.ndarray
     k_fold_indices: tuple[np.ndarray, ...]
+    source: str | None = None
 
     def fold(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """``(train, valid)`` node indices when fold ``k`` validates and the others train."""
@@ -68,7 +74,40 @@ def _read_split(path: Path) -> EdgewiseSplit:
         raise
     except Exception as exc:  # noqa: BLE001
         raise CorruptRawFileError(f"{path}: cannot read this edgewise split file ({type(exc).__name__}: {exc})") from exc
-    return EdgewiseSplit(test, folds)
+    return EdgewiseSplit(test, folds, source=str(path))
+
+
+def check_edgewise_split(split: EdgewiseSplit, num_nodes: int) -> None:
+    """Check that ``split`` can belong to a graph of ``num_nodes`` nodes.
+
+    Raises ``ValueError`` naming the split's file when an index lies outside
+    ``[0, num_nodes)``, when a node is in two parts (test / folds) or twice in one, or when the
+    split selects more nodes than the graph has: the usual signs of a split file written for a
+    different graph.
+    """
+    where = f"edgewise split {split.source}" if split.source else "edgewise split"
+    n = int(num_nodes)
+    parts = [("test_indices", split.test_indices)] + [
+        (f"k_fold_indices[{i}]", f) for i, f in enumerate(split.k_fold_indices)
+    ]
+    total = sum(int(idx.size) for _, idx in parts)
+    if total > n:
+        raise ValueError(
+            f"{where} selects {total} nodes but the graph has {n}: the file belongs to another "
+            "graph; use the split files of this dataset"
+        )
+    for name, idx in parts:
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise ValueError(
+                f"{where}: {name} holds node ids in [{int(idx.min())}, {int(idx.max())}] outside "
+                f"[0, {n}) (the graph's {n} nodes): the file belongs to another graph"
+            )
+    allidx = np.concatenate([idx for _, idx in parts]) if parts else np.zeros(0, dtype=np.int64)
+    if np.unique(allidx).size != allidx.size:
+        raise ValueError(
+            f"{where}: some nodes appear twice (in two of test / folds, or twice in one): "
+            "the file is corrupt or belongs to another graph"
+        )
 
 
 def load_edgewise_splits(name: str, root: str | os.PathLike, *, num_splits: int = 5) -> list[EdgewiseSplit]:
@@ -156,15 +195,18 @@ def save_edgewise_split(split: EdgewiseSplit, path: str | os.PathLike) -> Path:
 
 
 def edgewise_masks(data: Data, split: EdgewiseSplit, fold: int) -> Data:
-    """A shallow copy of ``data`` with ``train_mask``, ``val_mask``, ``test_mask`` for ``fold``."""
+    """A shallow copy of ``data`` with ``train_mask``, ``val_mask``, ``test_mask`` for ``fold``.
+
+    The split is checked first (:func:`check_edgewise_split`): a split of another graph raises
+    ``ValueError`` naming its file.
+    """
     import copy
 
     n = int(data.num_nodes)
+    check_edgewise_split(split, n)
     train, valid = split.fold(fold)
     out = copy.copy(data)
     for name, idx in (("train_mask", train), ("val_mask", valid), ("test_mask", split.test_indices)):
-        if idx.size and (idx.min() < 0 or idx.max() >= n):
-            raise ValueError(f"split index outside [0, {n}) for {name}: the split belongs to another graph")
         m = torch.zeros(n, dtype=torch.bool)
         m[torch.from_numpy(idx)] = True
         out[name] = m

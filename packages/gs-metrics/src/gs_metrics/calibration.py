@@ -8,6 +8,9 @@ Binning convention (paper eq. 1): with ``m`` equal-width bins, bin ``k`` (1-base
 confidences ``(k-1)/m < c <= k/m``; a confidence of exactly 0 goes to the first bin and 1.0 to
 the last. netcal and torchmetrics use left-closed bins ``[(k-1)/m, k/m)`` instead; the two
 conventions agree except for confidences lying exactly on an interior bin boundary.
+``bin_rule="floor"`` selects the edgewise-calibration authors' released convention
+(``src/calibloss.py``, ``ECE.equal_width_binning``: bin ``floor(c m)``, 1.0 in the last bin),
+i.e. left-closed bins; the paper's equation stays the default.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ __all__ = [
 ]
 
 Binning = Literal["width", "mass"]
+BinRule = Literal["paper", "floor"]
+_BIN_RULES = ("paper", "floor")
 Norm = Literal["l1", "l2", "max"]
 
 #: Default number of bins (the paper's and torchmetrics' default).
@@ -106,18 +111,35 @@ def _check_bins(n_bins: int) -> int:
     return int(n_bins)
 
 
-def bin_indices(confidences: np.ndarray, n_bins: int = DEFAULT_BINS) -> np.ndarray:
+def _check_rule(bin_rule: str) -> str:
+    if bin_rule not in _BIN_RULES:
+        raise ValueError(
+            f"bin_rule must be 'paper' ((k-1)/m < c <= k/m, eq. 1) or 'floor' (the authors' "
+            f"released code: bin floor(c * m)), got {bin_rule!r}"
+        )
+    return bin_rule
+
+
+def bin_indices(
+    confidences: np.ndarray, n_bins: int = DEFAULT_BINS, bin_rule: BinRule = "paper"
+) -> np.ndarray:
     """0-based equal-width bin index of each confidence, ``(k-1)/m < c <= k/m`` (eq. 1).
 
     Confidence 0 goes to bin 0, 1.0 to bin ``m - 1``. The boundaries are
     ``numpy.linspace(0, 1, m + 1)``; the result equals
     ``numpy.searchsorted(boundaries[1:-1], c, side="left")`` (tested), computed without a binary
     search: a floor followed by two exact boundary corrections.
+
+    ``bin_rule="floor"``: the authors' released convention (``src/calibloss.py``):
+    ``min(floor(c m), m - 1)``, i.e. ``(k-1)/m <= c < k/m``. The two differ only for a
+    confidence exactly on an interior boundary ``k/m`` (paper: bin ``k - 1``; floor: bin ``k``).
     """
     n_bins = _check_bins(n_bins)
     c = np.asarray(confidences, dtype=np.float64)
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
     k = (c * n_bins).astype(np.intp)
+    if _check_rule(bin_rule) == "floor":
+        return np.clip(k, 0, n_bins - 1)
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
     np.clip(k, 0, n_bins, out=k)
     k -= c <= edges[k]
     k += c > edges[k + 1]
@@ -135,10 +157,11 @@ def _bins_from_sums(edges, counts, conf_sum, corr_sum) -> ReliabilityBins:
 
 
 def _reliability_bins(
-    conf: np.ndarray, correct: np.ndarray, n_bins: int, binning: Binning
+    conf: np.ndarray, correct: np.ndarray, n_bins: int, binning: Binning,
+    bin_rule: BinRule = "paper",
 ) -> ReliabilityBins:
     if binning == "width":
-        idx = bin_indices(conf, n_bins)
+        idx = bin_indices(conf, n_bins, bin_rule)
         counts = np.bincount(idx, minlength=n_bins)
         conf_sum = np.bincount(idx, weights=conf, minlength=n_bins)
         corr_sum = np.bincount(idx, weights=correct, minlength=n_bins)
@@ -200,6 +223,7 @@ def reliability_bins(
     correct: Any = None,
     n_bins: int = DEFAULT_BINS,
     binning: Binning = "width",
+    bin_rule: BinRule = "paper",
 ) -> ReliabilityBins:
     """Per-bin accuracy, confidence and counts (the data of a reliability diagram, eq. 1-2).
 
@@ -213,8 +237,12 @@ def reliability_bins(
     binning : {"width", "mass"}
         Equal-width bins ``(k-1)/m < c <= k/m`` (paper eq. 1) or equal-mass bins (each bin holds
         ``floor`` or ``ceil`` of ``n/m`` samples, ordered by confidence, ties broken by position).
+    bin_rule : {"paper", "floor"}
+        Equal-width only: which bin a confidence exactly on a boundary ``k/m`` joins, see
+        :func:`bin_indices` (``"floor"`` = the authors' released code).
     """
     n_bins = _check_bins(n_bins)
+    _check_rule(bin_rule)
     if confidences is not None or correct is not None:
         if probs is not None or labels is not None:
             raise ValueError("give either probs/labels or confidences/correct, not both")
@@ -224,7 +252,7 @@ def reliability_bins(
         if probs is None or labels is None:
             raise TypeError("reliability_bins needs probs and labels, or confidences and correct")
         conf, corr = confidences_and_correct(probs, labels, mask)
-    return _reliability_bins(conf, corr.astype(np.float64), n_bins, binning)
+    return _reliability_bins(conf, corr.astype(np.float64), n_bins, binning, bin_rule)
 
 
 def calibration_error(
@@ -237,6 +265,7 @@ def calibration_error(
     n_bins: int = DEFAULT_BINS,
     norm: Norm = "l1",
     binning: Binning = "width",
+    bin_rule: BinRule = "paper",
 ) -> float:
     """Binned calibration error: ECE (``norm="l1"``, eq. 1), L2-CE (``"l2"``) or MCE (``"max"``).
 
@@ -251,6 +280,7 @@ def calibration_error(
         correct=correct,
         n_bins=n_bins,
         binning=binning,
+        bin_rule=bin_rule,
     )
     return bins.error(norm)
 

@@ -41,9 +41,11 @@ from gs_metrics._validation import (
 from gs_metrics.calibration import (
     DEFAULT_BINS,
     Binning,
+    BinRule,
     ReliabilityBins,
     _bins_from_sums,
     _check_bins,
+    _check_rule,
     _reliability_bins,
     bin_indices,
 )
@@ -238,8 +240,9 @@ class EdgewiseMetrics:
 class _EdgeSums:
     """Streaming sums over edge chunks, per subset (agree = 0/1), for all edgewise metrics."""
 
-    def __init__(self, n_bins: int, binning: Binning, eps: float):
+    def __init__(self, n_bins: int, binning: Binning, eps: float, bin_rule: BinRule = "paper"):
         self.n_bins = _check_bins(n_bins)
+        self.bin_rule = _check_rule(bin_rule)
         if binning not in ("width", "mass"):
             raise ValueError(f"binning must be 'width' or 'mass', got {binning!r}")
         self.binning = binning
@@ -261,7 +264,7 @@ class _EdgeSums:
         self.nll_sum += np.bincount(a, weights=nll, minlength=2)
         self.brier_sum += np.bincount(a, weights=brier, minlength=2)
         if self.binning == "width":
-            idx = bin_indices(conf, m)
+            idx = bin_indices(conf, m, self.bin_rule)
             idx += m * a
             self.counts += np.bincount(idx, minlength=2 * m)
             self.conf_sum += np.bincount(idx, weights=conf, minlength=2 * m)
@@ -456,6 +459,7 @@ def edgewise_metrics(
     edge_marginals: Any = None,
     n_bins: int = DEFAULT_BINS,
     binning: Binning = "width",
+    bin_rule: BinRule = "paper",
     eps: float = 1e-12,
     atol: float = PROB_ATOL,
 ) -> EdgewiseMetrics:
@@ -480,6 +484,9 @@ def edgewise_metrics(
         Number of bins (default 15).
     binning : {"width", "mass"}
         Equal-width bins of eq. (3) or equal-mass bins.
+    bin_rule : {"paper", "floor"}
+        Equal-width bins ``(k-1)/m < c <= k/m`` (eq. 3, default) or the authors' released
+        ``floor(c m)`` (see :func:`gs_metrics.bin_indices`).
     eps : float
         Lower clip of the probability inside the NLL's logarithm.
 
@@ -498,7 +505,7 @@ def edgewise_metrics(
     >>> round(res.all.ece, 12) == round(1 / 18, 12)
     True
     """
-    sums = _EdgeSums(n_bins, binning, eps)
+    sums = _EdgeSums(n_bins, binning, eps, bin_rule)
     _accumulate(sums, probs, labels, edge_index, mask, edge_marginals, atol)
     return sums.result()
 

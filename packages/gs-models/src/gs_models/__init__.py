@@ -10,7 +10,6 @@ from gs_models.__about__ import __version__
 from gs_models.configs import (
     GESS_KNN_K,
     DirichletConfig,
-    EMConfig,
     EPFGNNConfig,
     GMNNConfig,
     GPNConfig,
@@ -60,7 +59,6 @@ __all__ = [
     "DirichletHead",
     "EGNN",
     "EGNNLayer",
-    "EMConfig",
     "EPFGNN",
     "EPFGNNConfig",
     "GESS_KNN_K",

@@ -21,7 +21,6 @@ __all__ = [
     "CERTAINTY_BUDGETS",
     "EVIDENCE_ACTIVATIONS",
     "DirichletConfig",
-    "EMConfig",
     "EPFGNNConfig",
     "GMNNConfig",
     "GPNConfig",
@@ -156,32 +155,6 @@ class NodeGNNConfig:
         return (
             self.embedding_channels if self.embedding_channels is not None else self.hidden_channels
         )
-
-
-@dataclass(frozen=True)
-class EMConfig:
-    """EM training schedule of the structured models (edgewise-calibration paper, appendix C.2).
-
-    Pre-train the GNN backbone for ``pretrain_epochs``; then ``em_rounds`` rounds of an
-    M-step (``m_epochs``) and an E-step (``e_epochs``). Adam with ``lr`` and ``weight_decay``
-    (the paper's GCN settings: 0.01 and 5e-4).
-    """
-
-    pretrain_epochs: int = 200
-    m_epochs: int = 100
-    e_epochs: int = 100
-    em_rounds: int = 1
-    lr: float = 0.01
-    weight_decay: float = 5e-4
-
-    def __post_init__(self) -> None:
-        for name in ("pretrain_epochs", "m_epochs", "e_epochs"):
-            check_positive_int(getattr(self, name), name, minimum=0)
-        check_positive_int(self.em_rounds, "em_rounds", minimum=0)
-        if not self.lr > 0:
-            raise ValueError(f"lr must be > 0, got {self.lr}")
-        if not self.weight_decay >= 0:
-            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay}")
 
 
 def _edgewise_gcn() -> NodeGNNConfig:

@@ -70,6 +70,20 @@ def _make_layer(cfg: NodeGNNConfig, in_ch: int, out_ch: int, *, is_output: bool)
     )
 
 
+def _input_dropout(x: Tensor, p: float, training: bool) -> Tensor:
+    """Dropout of the input features; on a sparse CSR ``x`` only its stored values are drawn.
+
+    Same distribution as dense dropout (a dropped zero stays zero), far fewer random draws on
+    bag-of-words features; the dense path is :func:`torch.nn.functional.dropout` itself.
+    """
+    if not training or x.layout != torch.sparse_csr:
+        return F.dropout(x, p, training)
+    return torch.sparse_csr_tensor(
+        x.crow_indices(), x.col_indices(), F.dropout(x.values(), p, True), x.shape,
+        check_invariants=False,
+    )
+
+
 class _GCNAdjacency:
     """A normalised, transposed GCN adjacency (sparse CSR) prepared by :class:`NodeGNN`."""
 
@@ -153,7 +167,8 @@ class NodeGNN(nn.Module):
         # (one SpMM) instead of gather / scatter over edges. Both caches are keyed on the
         # identity and version of the input tensors, so an unchanged graph is converted once.
         self.fast_path = True
-        self._sparse_first = cfg.input_dropout == 0 and (cfg.pre_linear or cfg.model in ("gcn", "mlp"))
+        # (input dropout then acts on the stored non-zeros only: a dropped zero stays zero)
+        self._sparse_first = cfg.pre_linear or cfg.model in ("gcn", "mlp", "gat")
         self._adjacency_ok = cfg.model == "gcn"
         self._x_cache: tuple | None = None
         self._adj_cache: tuple | None = None
@@ -242,7 +257,7 @@ class NodeGNN(nn.Module):
     def encode(self, x: Tensor, edge_index: Tensor) -> Tensor:
         """Embeddings ``(N, D)``: everything below the output head (no validation)."""
         cfg = self.config
-        h = F.dropout(x, cfg.input_dropout, self.training) if cfg.input_dropout > 0 else x
+        h = _input_dropout(x, cfg.input_dropout, self.training) if cfg.input_dropout > 0 else x
         pre_p = cfg.dropout if cfg.pre_dropout is None else cfg.pre_dropout
         if self.pre is not None:
             h = self.act(self.pre(h))

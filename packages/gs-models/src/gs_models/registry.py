@@ -99,12 +99,17 @@ _EW_GCN = NodeGNNConfig(
     activation="relu",
     head="conv",
 )
+#: GAT of the edgewise paper (appendix C.2: 2 layers, 8 heads x 8 hidden) as in the authors'
+#: ``src/model/model.py``: dropout 0.5 on the input of every layer (input dropout and the
+#: dropout before the output layer) and attention dropout 0.5 (``GATConv(dropout=0.5)``).
 _EW_GAT = NodeGNNConfig(
     model="gat",
     hidden_channels=64,
     heads=8,
     num_layers=2,
     dropout=0.5,
+    input_dropout=0.5,
+    attention_dropout=0.5,
     norm=None,
     activation="elu",
     head="conv",

@@ -6,14 +6,15 @@ is the predicted probability ``p(y_s = a, y_t = b)``; every ``(C, C)`` slice sum
 
 Plain GNNs give *naive mean-field* edge marginals ``p(y_s) p(y_t)^T``
 (edgewise paper, section 3; :func:`mean_field_edge_marginals`).
+
+This module holds the networks and their inference only; the EM training loops are in
+gs-algos (:func:`gs_algos.em.fit_gmnn`, :func:`gs_algos.em.fit_epfgnn`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -23,7 +24,7 @@ from torch_geometric.nn import GCNConv
 from torch_geometric.utils import scatter
 
 from gs_models._validation import check_edge_index, check_node_features, check_positive_int
-from gs_models.configs import EMConfig, EPFGNNConfig, GMNNConfig
+from gs_models.configs import EPFGNNConfig, GMNNConfig
 from gs_models.node import NodeGNN
 
 __all__ = [
@@ -40,9 +41,6 @@ logger = logging.getLogger(__name__)
 
 #: Log-potential given to excluded states (observed labels clamp the others); finite to avoid NaN.
 _CLAMP = -1e4
-
-Callback = Callable[[str, int, float], None]
-
 
 def mean_field_edge_marginals(probs: Tensor, edge_index: Tensor) -> Tensor:
     r"""Naive mean-field edge marginals ``p(y_s = a, y_t = b) = p_s(a) p_t(b)``.
@@ -125,15 +123,6 @@ def greedy_coloring(edge_index: Tensor, num_nodes: int, *, seed: int = 0) -> Ten
         color[pick] = c
         c += 1
     return color
-
-
-@contextlib.contextmanager
-def _forked_rng(device: torch.device, seed: int):
-    """Seed torch's RNG (dropout masks) inside the block and restore the caller's state after it."""
-    devices = [device.index if device.index is not None else 0] if device.type == "cuda" else []
-    with torch.random.fork_rng(devices=devices):
-        torch.manual_seed(seed)
-        yield
 
 
 def _clamp_unary(log_unary: Tensor, y: Tensor | None, observed: Tensor | None) -> Tensor:
@@ -294,7 +283,7 @@ class EPFGNN(nn.Module):
       time (:meth:`mean_field`).
     - ``edge_marginals(x, edge_index) -> (E, C, C)``: loopy BP (evaluation, 100 iterations in
       the edgewise paper) or mean field (``method="mean_field"``).
-    - ``fit(...)``: EM training (edgewise paper, appendix C.2).
+    - training: :func:`gs_algos.em.fit_epfgnn` (EM, edgewise paper, appendix C.2).
     """
 
     def __init__(
@@ -442,68 +431,6 @@ class EPFGNN(nn.Module):
         logp = logits - torch.logsumexp(logits.flatten(1), dim=1).view(-1, 1, 1)
         t = targets[i].unsqueeze(2) * targets[j].unsqueeze(1)
         return -(t * logp).sum((1, 2)).mean()
-
-    def fit(
-        self,
-        x: Tensor,
-        edge_index: Tensor,
-        y: Tensor,
-        train_mask: Tensor,
-        *,
-        config: EMConfig | None = None,
-        seed: int = 0,
-        callback: Callback | None = None,
-    ) -> list[tuple[str, int, float]]:
-        """EM training (edgewise paper, appendix C.2); returns the loss history.
-
-        Pre-training: the backbone by cross-entropy on ``train_mask``. Then per round an
-        E-step (mean-field ``q`` with the labelled nodes clamped, no gradient) and an M-step
-        (backbone and ``W`` jointly, piecewise likelihood with targets one-hot / ``q``).
-        ``callback(stage, epoch, loss)`` is called after every epoch.
-        """
-        cfg = config if config is not None else EMConfig()
-        check_node_features(x, self.in_channels)
-        check_edge_index(edge_index, x.size(0))
-        _check_labels(y, train_mask, x.size(0), self.out_channels)
-        with _forked_rng(x.device, seed):
-            return self._fit(x, edge_index, y, train_mask, cfg, callback)
-
-    def _fit(
-        self, x, edge_index, y, train_mask, cfg: EMConfig, callback: Callback | None
-    ) -> list[tuple[str, int, float]]:
-        history: list[tuple[str, int, float]] = []
-        opt = torch.optim.Adam(self.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-        onehot = F.one_hot(y.long().clamp(min=0), self.out_channels).to(x.dtype)
-
-        def log(stage: str, epoch: int, loss: Tensor) -> None:
-            history.append((stage, epoch, loss.item()))
-            if callback is not None:
-                callback(stage, epoch, history[-1][2])
-
-        for epoch in range(cfg.pretrain_epochs):
-            self.train()
-            opt.zero_grad()
-            _, u = self.unary(x, edge_index)
-            loss = F.cross_entropy(u[train_mask], y[train_mask].long())
-            loss.backward()
-            opt.step()
-            log("pretrain", epoch, loss)
-        for _ in range(cfg.em_rounds):
-            self.eval()
-            with torch.no_grad():
-                _, u = self.unary(x, edge_index)
-                q = self.mean_field(u, edge_index, y=y, observed_mask=train_mask).exp()
-                targets = torch.where(train_mask.view(-1, 1), onehot, q)
-            for epoch in range(cfg.m_epochs):
-                self.train()
-                opt.zero_grad()
-                _, u = self.unary(x, edge_index)
-                loss = self.piecewise_nll(u, edge_index, targets)
-                loss.backward()
-                opt.step()
-                log("m_step", epoch, loss)
-        self.eval()
-        return history
 
 
 # --------------------------------------------------------------------------------------------
@@ -656,89 +583,3 @@ class GMNN(nn.Module):
     def edge_marginals(self, x: Tensor, edge_index: Tensor, **kwargs) -> Tensor:
         """Structured edge marginals ``(E, C, C)``, ``[e, a, b] = p(y_src = a, y_dst = b)``."""
         return self.node_and_edge_marginals(x, edge_index, **kwargs)[1]
-
-    def fit(
-        self,
-        x: Tensor,
-        edge_index: Tensor,
-        y: Tensor,
-        train_mask: Tensor,
-        *,
-        config: EMConfig | None = None,
-        seed: int = 0,
-        callback: Callback | None = None,
-    ) -> list[tuple[str, int, float]]:
-        r"""EM training as in GMNN (and the edgewise paper, appendix C.2); returns the loss history.
-
-        1. Pre-train ``q`` by cross-entropy on ``train_mask``.
-        2. M-step: each epoch draws :math:`\hat y_n \sim q_\theta` for unlabelled nodes (gold
-           labels for labelled ones) and minimises the negative pseudo-likelihood of ``p``.
-        3. E-step: ``q`` is trained on the gold labels plus, for unlabelled nodes, the soft
-           targets :math:`p_\phi(y_n | \hat y_{NB(n)})` with :math:`\hat y \sim q`.
-
-        ``callback(stage, epoch, loss)`` is called after every epoch.
-        """
-        cfg = config if config is not None else EMConfig()
-        check_node_features(x, self.in_channels)
-        check_edge_index(edge_index, x.size(0))
-        _check_labels(y, train_mask, x.size(0), self.out_channels)
-        with _forked_rng(x.device, seed):
-            return self._fit(x, edge_index, y, train_mask, cfg, seed, callback)
-
-    def _fit(
-        self, x, edge_index, y, train_mask, cfg: EMConfig, seed: int, callback: Callback | None
-    ) -> list[tuple[str, int, float]]:
-        gen = torch.Generator().manual_seed(seed)
-        c = self.out_channels
-        yl = y.long().clamp(min=0)
-        history: list[tuple[str, int, float]] = []
-        opt_q = torch.optim.Adam(self.q.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-        opt_p = torch.optim.Adam(self.p.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-
-        def log(stage: str, epoch: int, loss: Tensor) -> None:
-            history.append((stage, epoch, loss.item()))
-            if callback is not None:
-                callback(stage, epoch, history[-1][2])
-
-        def sample_q() -> Tensor:
-            self.q.eval()
-            with torch.no_grad():
-                prob = torch.softmax(self.q(x, edge_index)[1], dim=1)
-            draw = torch.multinomial(prob.cpu(), 1, generator=gen).view(-1).to(x.device)
-            return torch.where(train_mask, yl, draw)
-
-        for epoch in range(cfg.pretrain_epochs):
-            self.q.train()
-            opt_q.zero_grad()
-            loss = F.cross_entropy(self.q(x, edge_index)[1][train_mask], yl[train_mask])
-            loss.backward()
-            opt_q.step()
-            log("pretrain", epoch, loss)
-        for _ in range(cfg.em_rounds):
-            for epoch in range(cfg.m_epochs):
-                labels = sample_q()
-                self.p.train()
-                opt_p.zero_grad()
-                loss = self.pseudo_likelihood_nll(labels, edge_index)
-                loss.backward()
-                opt_p.step()
-                log("m_step", epoch, loss)
-            for epoch in range(cfg.e_epochs):
-                labels = sample_q()
-                self.p.eval()
-                with torch.no_grad():
-                    target = torch.softmax(
-                        self.p(F.one_hot(labels, c).to(self._dtype), edge_index), dim=1
-                    )
-                self.q.train()
-                opt_q.zero_grad()
-                logq = torch.log_softmax(self.q(x, edge_index)[1], dim=1)
-                unl = ~train_mask
-                loss = F.nll_loss(logq[train_mask], yl[train_mask])
-                if bool(unl.any()):
-                    loss = loss - (target[unl] * logq[unl]).sum(1).mean()
-                loss.backward()
-                opt_q.step()
-                log("e_step", epoch, loss)
-        self.eval()
-        return history
