@@ -26,7 +26,7 @@ def plan_jobs(config: SuiteConfig) -> tuple[list[dict[str, Any]], dict[str, Any]
     jobs = expand_jobs(config, versions=env["versions"], fingerprints=fingerprints)
     applicable = getattr(runner, "applicable", None)
     if applicable is not None:  # grid points that make no sense (e.g. a domain shift of Cora)
-        jobs = [j for j in jobs if applicable(j.params)]
+        jobs = [j for j in jobs if applicable(j.params, j.settings)]
     return [j.as_dict() for j in jobs], env
 
 
