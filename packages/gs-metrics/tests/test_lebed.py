@@ -91,3 +91,11 @@ def test_non_edge_sample():
     assert {(min(a, b), max(a, b)) for a, b in few.T} == {(0, 2), (1, 3)}
     with pytest.raises(ValueError, match="shape"):
         sample_non_edges(np.zeros((3, 2), dtype=int), 4, 1)
+
+
+def test_structure_score_without_pairs_is_nan_and_never_stops():
+    empty = np.zeros((2, 0), dtype=np.int64)
+    with pytest.warns(Warning, match="node-pair"):
+        g = structure_score(np.eye(3), empty, empty)
+    assert np.isnan(g)
+    assert not should_stop(10, g, g, 1.0, min_steps=0)

@@ -308,6 +308,7 @@ def lebed_score(
         model.train(was_training)
     z_star, logits_star = reference_output
     pseudo = logits_star.detach().argmax(dim=1)
+    has_pairs = ei_np.shape[1] + neg.shape[1] > 0  # else g is NaN and the rule never fires
     reference = structure_score(z_star.detach().cpu().numpy(), ei_np, neg)
     tol = structure_tolerance(reference, cfg.epsilon, cfg.epsilon_mode)
 
@@ -334,7 +335,7 @@ def lebed_score(
                 with torch.no_grad():
                     z, _ = _forward(retrained, x, ei)
                 retrained.train()
-            g = structure_score(z.detach().cpu().numpy(), ei_np, neg)
+            g = structure_score(z.detach().cpu().numpy(), ei_np, neg) if has_pairs else float("nan")
             scores.append(g)
             if callback is not None:
                 callback(epoch + 1, g, abs(g - reference))

@@ -220,6 +220,13 @@ class TestGraphSet(Sequence):
         for i in range(len(self)):
             yield self[i]
 
+    @property
+    def num_classes(self) -> int:
+        """Number of classes over every graph of the set (a period of the temporal shift may
+        lack some classes; the model must still output all of them)."""
+        graphs = [*self._bases.values(), self.train, self.valid]
+        return max(int(g.y.max()) for g in graphs if g.y.numel()) + 1
+
     def describe(self) -> list[dict[str, Any]]:
         """One dict per graph (perturbation, meta), without generating the graphs."""
         return [{"perturbation": r.perturbation, **dict(r.meta)} for r in self._recipes]
