@@ -394,19 +394,7 @@ def eerm_environments(data: Data, config: FeatureShiftConfig | None = None, *, s
                 "the labels with its generator GNN"
             )
         y, spurious = _eerm_generated(data, cfg, rng)
-        x = data.x.to_dense().numpy() if data.x.is_sparse else data.x.numpy()
-        envs = []
-        for e, xs in enumerate(spurious):
-            g = Data(
-                x=torch.from_numpy(np.concatenate([x, xs], axis=1).astype(np.float32)),
-                edge_index=data.edge_index.clone(),
-                y=torch.from_numpy(y),
-                num_nodes=n,
-            )
-            g.environment = e
-            g.name = f"{getattr(data, 'name', 'graph')} (EERM synthetic-feature environment {e}, {cfg.generator})"
-            envs.append(g)
-        return envs, y
+        return _environment_graphs(data, y, spurious, f"EERM synthetic-feature environment {{e}}, {cfg.generator}"), y
     ei = data.edge_index.numpy()
     a_hat = _gcn_norm(ei, n)
     x = data.x.to_dense().numpy() if data.x.is_sparse else data.x.numpy()
@@ -424,21 +412,29 @@ def eerm_environments(data: Data, config: FeatureShiftConfig | None = None, *, s
     w_rng_state = rng.integers(0, 2**63 - 1)
     y_onehot = np.zeros((n, k), dtype=np.float32)
     y_onehot[np.arange(n), np.clip(y, 0, None)] = 1.0
-    envs = []
+    spurious = []
     for e in range(cfg.num_environments):
         inp = np.concatenate([y_onehot, np.broadcast_to(env_emb[e], (n, k))], axis=1)
         # the same spurious GNN for every environment: only its input (the env id) changes
-        xs = _random_gnn(inp, a_hat, w_dims, np.random.default_rng(w_rng_state))
+        spurious.append(_random_gnn(inp, a_hat, w_dims, np.random.default_rng(w_rng_state)))
+    return _environment_graphs(data, y, spurious, "EERM-style synthetic-feature environment {e}"), y
+
+
+def _environment_graphs(data: Data, y: np.ndarray, spurious: Sequence[np.ndarray], label: str) -> list[Data]:
+    """One graph per environment: the structure of ``data``, features ``[x, spurious[e]]``."""
+    x = data.x.to_dense().numpy() if data.x.is_sparse else data.x.numpy()
+    envs = []
+    for e, xs in enumerate(spurious):
         g = Data(
             x=torch.from_numpy(np.concatenate([x, xs], axis=1).astype(np.float32)),
             edge_index=data.edge_index.clone(),
             y=torch.from_numpy(y),
-            num_nodes=n,
+            num_nodes=int(data.num_nodes),
         )
         g.environment = e
-        g.name = f"{getattr(data, 'name', 'graph')} (EERM-style synthetic-feature environment {e})"
+        g.name = f"{getattr(data, 'name', 'graph')} ({label.format(e=e)})"
         envs.append(g)
-    return envs, y
+    return envs
 
 
 def lebed_feature_shift(data: Data, config: FeatureShiftConfig | None = None, *, seed: int = 0) -> TestGraphSet:

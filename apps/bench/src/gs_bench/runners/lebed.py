@@ -68,6 +68,12 @@ def validate(config: SuiteConfig) -> dict[str, str]:
         bad = [m for m in st.get(f"{shift}_models", []) if m not in MODELS]
         if bad:
             raise SuiteConfigError(f"{shift}_models: unknown model(s) {bad}; accepted: {', '.join(MODELS)}")
+    shards = st.get("shards", 1)
+    if not isinstance(shards, int) or shards < 1:
+        raise SuiteConfigError(f"shards must be a positive integer, got {shards!r}")
+    bad_shards = [v for v in config.grid.get("shard", [0]) if not (isinstance(v, int) and 0 <= v < shards)]
+    if bad_shards:
+        raise SuiteConfigError(f"shard values {bad_shards} must be integers in [0, shards={shards})")
     if st.get("lebed_protocol", "authors") not in PROTOCOLS:
         raise SuiteConfigError(
             f"lebed_protocol {st['lebed_protocol']!r} is not accepted; choose one of {', '.join(PROTOCOLS)}"
@@ -244,6 +250,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     lcfg = lebed_config(source, params["model"], settings)
     limit = settings.get("test_graphs")  # None: every graph of the set
     indices = _subsample(len(graphs), int(limit)) if limit else list(range(len(graphs)))
+    # shard i of n: every n-th graph from i, so each shard spans all groups and perturbations
+    indices = indices[int(params.get("shard", 0)):: int(settings.get("shards", 1))]
     errors, stops, early = [], [], []
     perturbations, strengths, groups = [], [], []
     scores: dict[str, list[float]] = {k: [] for k in ESTIMATORS}
@@ -275,7 +283,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
             scores[f"thr_{tau}"].append(threshold_score(p_eval, tau))
     score_s, score_cpu = time.perf_counter() - t1, time.process_time() - c1
     out: dict[str, Any] = {
-        "num_test_graphs": len(errors), "test_graph_indices": indices, "errors": errors,
+        "num_test_graphs": len(errors), "set_size": len(graphs), "test_graph_indices": indices,
+        "errors": errors,
         "scores": scores, "lebed_stop_steps": stops, "lebed_stopped_early": float(np.mean(early)),
         "perturbations": perturbations, "strengths": strengths, "groups": groups,
         "lebed_config": {k: getattr(lcfg, k) for k in (*SETTING_KEYS.values(), "source")},
@@ -324,6 +333,42 @@ def _cell(values: Sequence[float], digits: int) -> str:
     return fmt_mean_std(vals, scale=1.0, digits=digits)
 
 
+def _pooled(recs: Sequence[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """The shards of one (dataset, shift, model) joined per seed, with every estimator's rho
+    and R^2 (and rho per perturbation type) recomputed on the joined test graphs."""
+    from gs_metrics import evaluate_estimator
+
+    by_seed: dict[int, list[dict[str, Any]]] = {}
+    for r in recs:
+        by_seed.setdefault(int(r["job"]["seed"]), []).append(r)
+    out = {}
+    for seed, rs in sorted(by_seed.items()):
+        rs = sorted(rs, key=lambda r: int(r["job"]["params"].get("shard", 0)))
+        m = [r["metrics"] for r in rs]
+        n = [x["num_test_graphs"] for x in m]
+        p: dict[str, Any] = {
+            "errors": sum((list(x["errors"]) for x in m), []),
+            "scores": {k: sum((list(x["scores"][k]) for x in m), []) for k in ESTIMATORS},
+            "perturbations": sum((list(x.get("perturbations", [])) for x in m), []),
+            "stops": sum((list(x["lebed_stop_steps"]) for x in m), []),
+            "early": float(np.average([x["lebed_stopped_early"] for x in m], weights=n)),
+            "num": int(sum(n)), "set_size": m[0].get("set_size"), "shards": len(rs),
+            "seconds": float(np.average([x.get("seconds_per_test_graph", np.nan) for x in m], weights=n)),
+            "cpu": float(np.average([x.get("cpu_seconds_per_test_graph", np.nan) for x in m], weights=n)),
+            "config": m[0].get("lebed_config", {}), "approx": m[0].get("approximations", []),
+        }
+        for k in ESTIMATORS:
+            ev = evaluate_estimator(p["scores"][k], p["errors"], ORIENT[k])
+            p[f"{k}_spearman"], p[f"{k}_r2"] = float(ev.spearman), float(ev.r2)
+            for q in dict.fromkeys(p["perturbations"]):
+                sel = [j for j, v in enumerate(p["perturbations"]) if v == q]
+                if len(sel) >= 3:
+                    sub = evaluate_estimator([p["scores"][k][j] for j in sel], [p["errors"][j] for j in sel], ORIENT[k])
+                    p[f"{k}_spearman_{q}"] = float(sub.spearman)
+        out[seed] = p
+    return out
+
+
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     """Tables 2-4 layout (per dataset and shift: estimators x models, ours beside the paper's),
     rho per perturbation type, and LeBed's stopping steps."""
@@ -342,18 +387,20 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         for k in ESTIMATORS:
             row = [_LABELS[k]]
             for m in models:
-                mr = [r for r in recs if r["job"]["params"]["model"] == m]
+                mr = list(_pooled([r for r in recs if r["job"]["params"]["model"] == m]).values())
                 pub = lebed_published(fam, m, k) if fam else None
                 row += [
-                    _cell([r["metrics"][f"{k}_spearman"] for r in mr], 2),
+                    _cell([x[f"{k}_spearman"] for x in mr], 2),
                     f"{pub[0]:.2f}" if pub else "—",
-                    _cell([r["metrics"][f"{k}_r2"] for r in mr], 3),
+                    _cell([x[f"{k}_r2"] for x in mr], 3),
                     f"{pub[1]:.3f}" if pub else "—",
                 ]
             rows.append(row)
-        n = {r["metrics"]["num_test_graphs"] for r in recs}
-        approx = sorted({a for r in recs for a in r["metrics"].get("approximations", [])})
-        cfgs = sorted({r["metrics"].get("lebed_config", {}).get("source", "") for r in recs} - {""})
+        pooled = [x for m in models for x in _pooled(
+            [r for r in recs if r["job"]["params"]["model"] == m]).values()]
+        n = {f"{x['num']} of {x['set_size']}" if x["set_size"] else str(x["num"]) for x in pooled}
+        approx = sorted({a for x in pooled for a in x["approx"]})
+        cfgs = sorted({x["config"].get("source", "") for x in pooled} - {""})
         table_no = {"feature": "Table 2", "domain": "Table 3", "temporal": "Table 4"}.get(shift, "")
         note = (
             "Sign convention: our ρ is computed on orientation-corrected scores (each score grows "
@@ -380,10 +427,10 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
             if q not in kinds:
                 kinds.append(q)
     for key in sorted(groups):
-        recs = groups[key]
+        pooled = list(_pooled(groups[key]).values())
         for k in ("lebed", "conf", "entropy", "atc_mc"):
             rows.append([f"{key[0]} / {key[1]} / {key[2].upper()}", _LABELS[k]] + [
-                _cell([r["metrics"].get(f"{k}_spearman_{q}", float("nan")) for r in recs], 2)
+                _cell([x.get(f"{k}_spearman_{q}", float("nan")) for x in pooled], 2)
                 for q in kinds
             ])
     out.append(Table(
@@ -393,16 +440,16 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     ))
     rows = []
     for key in sorted(groups):
-        recs = groups[key]
-        steps = np.concatenate([np.asarray(r["metrics"]["lebed_stop_steps"], float) for r in recs])
-        pert = sum((list(r["metrics"].get("perturbations", [])) for r in recs), [])
-        early = np.mean([r["metrics"]["lebed_stopped_early"] for r in recs])
+        pooled = list(_pooled(groups[key]).values())
+        steps = np.concatenate([np.asarray(x["stops"], float) for x in pooled])
+        pert = sum((x["perturbations"] for x in pooled), [])
+        early = np.mean([x["early"] for x in pooled])
         per_kind = []
         for q in kinds:
             sel = [s for s, p in zip(steps, pert, strict=False) if p == q]
             per_kind.append(f"{np.median(sel):.0f}" if sel else "—")
-        secs = [r["metrics"].get("seconds_per_test_graph") for r in recs]
-        cpu = [r["metrics"].get("cpu_seconds_per_test_graph") for r in recs]
+        secs = [x["seconds"] for x in pooled]
+        cpu = [x["cpu"] for x in pooled]
         rows.append([
             f"{key[0]} / {key[1]} / {key[2].upper()}",
             f"{steps.min():.0f}", f"{np.percentile(steps, 25):.0f}", f"{np.median(steps):.0f}",
@@ -432,8 +479,8 @@ def figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Figure]
     groups = group_records(records, ("dataset", "shift", "model"))
     figs = []
     for key in sorted(groups):
-        rec = groups[key][0]
-        m = rec["metrics"]
+        seed0, m = next(iter(_pooled(groups[key]).items()))
+        m = {**m, "lebed_stop_steps": m["stops"]}
         fig, ax = plt.subplots(figsize=(4, 3.4))
         err = np.asarray(m["errors"]) * 100
         ax.scatter(m["scores"]["lebed"], err, s=10, alpha=0.7)
@@ -444,5 +491,18 @@ def figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Figure]
         name = f"lebed_scatter_{key[0]}_{key[1]}_{key[2]}.png".replace("/", "_")
         fig.savefig(report_dir / name, dpi=120)
         plt.close(fig)
-        figs.append(Figure(name, f"LeBed score vs true test error on {key[0]} ({key[1]} shift, {key[2].upper()}, seed {rec['job']['seed']})."))
+        figs.append(Figure(name, f"LeBed score vs true test error on {key[0]} ({key[1]} shift, {key[2].upper()}, seed {seed0}, {m['num']} test graphs)."))
+        steps = np.asarray(m["lebed_stop_steps"])
+        pert = np.asarray(m.get("perturbations", ["all"] * len(steps)))
+        fig, ax = plt.subplots(figsize=(4, 3.0))
+        kinds = list(dict.fromkeys(pert.tolist()))
+        ax.hist([steps[pert == q] for q in kinds], bins=20, stacked=True, label=kinds)
+        ax.set_xlabel("re-training steps until the D_stru rule fired")
+        ax.set_ylabel("test graphs")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        hname = f"lebed_stops_{key[0]}_{key[1]}_{key[2]}.png".replace("/", "_")
+        fig.savefig(report_dir / hname, dpi=120)
+        plt.close(fig)
+        figs.append(Figure(hname, f"Distribution of LeBed stopping steps on {key[0]} ({key[1]} shift, {key[2].upper()}), by perturbation."))
     return figs
