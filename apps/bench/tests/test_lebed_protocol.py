@@ -52,3 +52,36 @@ def test_temporal_shift_job_on_the_ogb_arxiv_fixture():
     assert not lebed.applicable(
         {"dataset": "acmv9", "shift": "domain", "model": "mlp"}, {"domain_models": ["gcn"]}
     )
+
+
+def _record(seed, shard, errors, lebed_scores, pert):
+    n = len(errors)
+    scores = {k: list(np.linspace(0, 1, n)) for k in lebed.ESTIMATORS}
+    scores["lebed"] = list(lebed_scores)
+    return {
+        "status": "ok",
+        "job": {"params": {"dataset": "planetoid-cora", "shift": "feature", "model": "gcn",
+                           "shard": shard}, "seed": seed},
+        "metrics": {"num_test_graphs": n, "set_size": 8, "errors": list(errors), "scores": scores,
+                    "perturbations": list(pert), "lebed_stop_steps": [10] * n,
+                    "lebed_stopped_early": 1.0, "seconds_per_test_graph": 1.0,
+                    "cpu_seconds_per_test_graph": 1.0, "lebed_config": {"source": "x"},
+                    "approximations": []},
+    }
+
+
+def test_shards_are_joined_before_rho_is_computed():
+    """Two shards whose own rho is -1 each join into 8 graphs whose rho is computed anew."""
+    from gs_metrics import evaluate_estimator
+
+    a = _record(0, 0, [0.1, 0.3, 0.5, 0.7], [4, 3, 2, 1], ["feature_noise"] * 4)
+    b = _record(0, 1, [0.2, 0.4, 0.6, 0.8], [40, 30, 20, 10], ["feature_mask"] * 4)
+    pooled = lebed._pooled([b, a])[0]
+    assert pooled["num"] == 8 and pooled["shards"] == 2
+    ref = evaluate_estimator([4, 3, 2, 1, 40, 30, 20, 10], [0.1, 0.3, 0.5, 0.7, 0.2, 0.4, 0.6, 0.8])
+    assert pooled["lebed_spearman"] == ref.spearman
+    assert pooled["lebed_spearman_feature_noise"] == -1.0
+    table = lebed.tables([a, b])[0]
+    assert table.rows[0][0] == "LeBed" and table.rows[0][1] == f"{ref.spearman:.2f}"
+    assert table.rows[0][2] == "0.82"  # the paper's Cora GCN value beside ours
+    assert "8 of 8" in table.note

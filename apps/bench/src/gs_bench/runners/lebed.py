@@ -17,8 +17,9 @@ perturbation type, and LeBed's stopping steps.
 Sign convention: our rho is computed on orientation-corrected scores (each score grows with
 the error; :data:`ORIENT`), so a good estimator has rho > 0. The paper prints raw rho of each
 score against the error: its ConfScore / ATC / threshold columns (scores that fall as the error
-grows) are negative when they work. :data:`gs_bench.published.LEBED` holds the paper's values
-converted to our convention (sign flipped for those scores) so the two columns compare.
+grows) are negative when they work, and the authors' "Entropy" is the negative entropy.
+:func:`gs_bench.published.lebed_published` converts the paper's values to our convention
+(:data:`gs_bench.published.LEBED_SIGN`) so the two columns compare.
 """
 
 from __future__ import annotations
@@ -84,9 +85,8 @@ def validate(config: SuiteConfig) -> dict[str, str]:
         raise SuiteConfigError(
             f"generator {st['generator']!r} is not accepted; choose one of {', '.join(GENERATORS)}"
         )
-    if "temporal" in config.grid["shift"] and not any(_is_temporal(d) for d in config.grid["dataset"]):
-        if config.grid["shift"] == ["temporal"]:
-            raise SuiteConfigError("the temporal shift needs OGB-arxiv in the dataset axis (ogbn-arxiv)")
+    if config.grid["shift"] == ["temporal"] and not any(_is_temporal(d) for d in config.grid["dataset"]):
+        raise SuiteConfigError("the temporal shift needs OGB-arxiv in the dataset axis (ogbn-arxiv)")
     fingerprints = dataset_fingerprints(config)
     if "feature" in config.grid["shift"] and "domain" not in config.grid["shift"]:
         grouped = [d for d in config.grid["dataset"] if _domain_group(d) is not None]
