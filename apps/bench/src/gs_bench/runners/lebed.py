@@ -253,6 +253,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     # shard i of n: every n-th graph from i, so each shard spans all groups and perturbations
     indices = indices[int(params.get("shard", 0)):: int(settings.get("shards", 1))]
     errors, stops, early = [], [], []
+    scored: list[int] = []
+    empty: list[int] = []  # test graphs without an evaluated node: no error, not scored
     perturbations, strengths, groups = [], [], []
     scores: dict[str, list[float]] = {k: [] for k in ESTIMATORS}
     t1, c1 = time.perf_counter(), time.process_time()
@@ -262,9 +264,13 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
                      params.get("shift", "feature"), params["model"], n_done, len(indices),
                      (time.perf_counter() - t1) / n_done)
         g = graphs[i]
-        emb, logits, p = outputs_of(g)
         mask = getattr(g, "eval_mask", None)
         m = mask.numpy() if mask is not None else np.ones(g.num_nodes, dtype=bool)
+        if not m.any():  # e.g. a small subgraph of a period holding none of its papers
+            empty.append(i)
+            continue
+        scored.append(i)
+        emb, logits, p = outputs_of(g)
         p_eval, y_eval = p[m], g.y.numpy()[m]
         errors.append(float((p_eval.argmax(-1) != y_eval).mean()))
         res = lebed_score(model, init_state, g.x, g.edge_index, config=lcfg, seed=i,
@@ -283,7 +289,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
             scores[f"thr_{tau}"].append(threshold_score(p_eval, tau))
     score_s, score_cpu = time.perf_counter() - t1, time.process_time() - c1
     out: dict[str, Any] = {
-        "num_test_graphs": len(errors), "set_size": len(graphs), "test_graph_indices": indices,
+        "num_test_graphs": len(errors), "set_size": len(graphs), "test_graph_indices": scored,
+        "empty_test_graphs": empty,
         "errors": errors,
         "scores": scores, "lebed_stop_steps": stops, "lebed_stopped_early": float(np.mean(early)),
         "perturbations": perturbations, "strengths": strengths, "groups": groups,
