@@ -58,7 +58,7 @@ nox.options.error_on_missing_interpreters = True
 # distribution -> (folder, import name, local distributions it depends on, extras for its tests)
 PACKAGES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
     "gs-splits": ("packages/gs-splits", "gs_splits", (), ("test",)),
-    "gs-metrics": ("packages/gs-metrics", "gs_metrics", (), ("test", "lebed", "plot")),
+    "gs-metrics": ("packages/gs-metrics", "gs_metrics", (), ("test", "reference", "plot")),
     "gs-data": ("packages/gs-data", "gs_data", ("gs-splits",), ("test", "track")),
     "gs-models": ("packages/gs-models", "gs_models", (), ("test",)),
     "gs-algos": ("packages/gs-algos", "gs_algos", ("gs-models", "gs-metrics"), ("test",)),
@@ -193,6 +193,16 @@ def tests_lowest(session: nox.Session) -> None:
         session.notify(f"tests-lowest-{PACKAGES[dist][1]}")
 
 
+@nox.session(name="tests-gs_metrics-no-torch")
+def tests_gs_metrics_no_torch(session: nox.Session) -> None:
+    """gs-metrics alone without torch: its `test` and `plot` extras pull none, and its tests
+    pass with torch also blocked at import (``GS_BLOCK_TORCH=1``)."""
+    _install_local(session, "gs-metrics", ("test", "plot"))
+    session.run("python", "-c", "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is not None)")
+    session.run("python", "-m", "pytest", *(session.posargs or ["-q"]), "packages/gs-metrics/tests",
+                env={"GS_NOX_SESSION": session.name, "GS_BLOCK_TORCH": "1"})
+
+
 @nox.session(name="tests-integration")
 def tests_integration(session: nox.Session) -> None:
     """Cross-package tests in tests/ (everything installed together, plus import-linter)."""
@@ -220,6 +230,7 @@ def tests(session: nox.Session) -> None:
     """Every per-package session, then the cross-package tests."""
     for dist in PACKAGES:
         session.notify(f"tests-{PACKAGES[dist][1]}")
+    session.notify("tests-gs_metrics-no-torch")
     session.notify("tests-integration")
 
 

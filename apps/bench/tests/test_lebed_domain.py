@@ -40,7 +40,7 @@ def test_domain_shift_job_on_real_acdne_graphs(shared_datasets):
     job = {
         "params": {"dataset": "acmv9", "shift": "domain", "model": "gcn"},
         "settings": {"root": str(shared_datasets), "domain_graphs": 1, "max_epochs": 5,
-                     "patience": 5, "lebed_max_steps": 5},
+                     "patience": 5, "pretrain_lr": 0.01, "lebed_max_steps": 5, "lebed_min_steps": 1},
         "seed": 0,
     }
     out = lebed.run_job(job)

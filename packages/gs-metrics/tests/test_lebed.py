@@ -1,180 +1,76 @@
-"""LeBed (lebed-online-gnn-evaluation, eq. 4-8, algorithm 1) on real Cora with feature-noise
-test graphs, plus unit tests of the stopping rule, the non-edge sample and the model contract."""
+"""LeBed score functions (lebed-online-gnn-evaluation, eq. 6-8, algorithm 1): worked examples
+and independent references, all without torch. The re-training that feeds them is tested in
+gs-algos (``packages/gs-algos/tests/test_lebed.py``)."""
 
 from __future__ import annotations
 
-import copy
-import logging
-
 import numpy as np
 import pytest
+from sklearn.metrics import log_loss
 
-torch = pytest.importorskip("torch", reason="the lebed extra (torch) is not installed")
-
-import gs_metrics as gm  # noqa: E402
-from gs_metrics.lebed import LeBedConfig, lebed_score, sample_non_edges, structure_score  # noqa: E402
-
-log = logging.getLogger(__name__)
-
-
-def _sparse(rows, cols, shape):
-    idx = torch.from_numpy(np.stack([rows, cols]).astype(np.int64))
-    return torch.sparse_coo_tensor(
-        idx, torch.ones(idx.shape[1]), shape, check_invariants=False
-    ).coalesce()
+from gs_metrics.lebed import (
+    parameter_distance,
+    sample_non_edges,
+    should_stop,
+    structure_score,
+    structure_tolerance,
+)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """Tiny models: intra-op threads only add synchronisation cost (badly so on a busy machine)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+def test_structure_score_worked_example():
+    """Eq. (7) by hand: an edge with cos = 1 and a non-edge with cos = 0 (logits of the
+    sigmoid): BCE = (-log s(1) - log(1 - s(0))) / 2."""
+    z = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 3.0]])  # lengths must not matter
+    pos = np.array([[0], [1]])
+    neg = np.array([[0], [2]])
+    expected = (-np.log(1 / (1 + np.exp(-1.0))) - np.log(1 - 0.5)) / 2
+    assert structure_score(z, pos, neg) == pytest.approx(expected, rel=1e-12)
 
 
-@pytest.fixture(scope="module")
-def trained_cora(cora, tiny_gcn_cls):
-    """A 2-layer GCN (hidden 16) trained on Cora's 140 training nodes; its initial state saved."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        model = tiny_gcn_cls(cora.x.shape[1], 16, int(cora.y.max()) + 1)
-        init = copy.deepcopy(model.state_dict())
-        nz = np.nonzero(cora.x)
-        x = _sparse(nz[0], nz[1], cora.x.shape)
-        ei = torch.from_numpy(cora.edge_index)
-        y = torch.from_numpy(cora.y)
-        train = torch.from_numpy(cora.train_idx)
-        opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
-        for _ in range(60):
-            model.train()
-            opt.zero_grad()
-            _, logits = model(x, ei)
-            torch.nn.functional.cross_entropy(logits[train], y[train]).backward()
-            opt.step()
-    model.eval()
-    return model, init, nz, ei, y
-
-
-def test_lebed_tracks_test_error_on_noisy_cora(cora, trained_cora):
-    """Test graphs: Cora with a growing share of each node's words replaced by random words
-    (synthetic feature noise on the real graph). LeBed must rank them by true test error."""
-    model, init, (rows, cols), ei, y = trained_cora
+def test_structure_score_matches_sklearn_log_loss():
+    """Independent reference: scikit-learn's log loss of sigmoid(cosine) on the pair labels."""
     rng = np.random.default_rng(0)
-    u = rng.random(rows.size)
-    random_words = rng.integers(0, cora.x.shape[1], rows.size)
-    test = torch.from_numpy(cora.test_idx)
-    cfg = LeBedConfig(max_steps=60)  # defaults: min_steps 5, epsilon 0.01 (absolute)
-    assert (cfg.min_steps, cfg.epsilon) == (5, 0.01)
-    errors, scores, confs, steps = [], [], [], []
-    for level in np.linspace(0.0, 1.0, 10):
-        x = _sparse(rows, np.where(u < level, random_words, cols), cora.x.shape)
-        with torch.no_grad():
-            _, logits = model(x, ei)
-        errors.append(float((logits.argmax(1)[test] != y[test]).float().mean()))
-        res = lebed_score(model, init, x, ei, config=cfg, seed=0)
-        scores.append(res.score)
-        steps.append(res.stop_step)
-        assert res.stopped_early and res.stop_step < cfg.max_steps, (level, res.stop_step)
-        confs.append(gm.conf_score(torch.softmax(logits, 1).numpy()[cora.test_idx]))
-    ev = gm.evaluate_estimator(scores, errors, orientation=gm.ORIENTATION["lebed"])
-    log.info(
-        "errors %s scores %s steps %s -> %s", np.round(errors, 3), np.round(scores, 3), steps, ev
-    )
-    assert errors[-1] > errors[0] + 0.3  # the noise really hurts the model
-    assert ev.spearman > 0.8
-    assert ev.r2 > 0.5
-    base = gm.evaluate_estimator(confs, errors, orientation=gm.ORIENTATION["conf_score"])
-    assert base.spearman > 0  # the ConfScore baseline's documented orientation is right
-
-
-def _toy(tiny_gcn_cls, seed=0):
-    rng = np.random.default_rng(seed)
-    n = 60
-    x = torch.from_numpy(rng.normal(size=(n, 8)).astype(np.float32))
-    src = rng.integers(0, n, 150)
-    dst = rng.integers(0, n, 150)
-    keep = src != dst
-    ei = torch.from_numpy(np.stack([np.r_[src[keep], dst[keep]], np.r_[dst[keep], src[keep]]]))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = tiny_gcn_cls(8, 8, 3, dropout=0.0)
-    init = copy.deepcopy(model.state_dict())
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(0.3)
-    return model, init, x, ei
-
-
-def test_stopping_rule_and_score(tiny_gcn_cls):
-    model, init, x, ei = _toy(tiny_gcn_cls)
-    before = {k: v.clone() for k, v in model.state_dict().items()}
-    rng_state = torch.get_rng_state()
-    # huge tolerance: stops at min_steps exactly
-    r = lebed_score(model, init, x, ei, config=LeBedConfig(max_steps=20, min_steps=4, epsilon=10.0))
-    assert (r.stop_step, r.stopped_early) == (4, True)
-    assert len(r.structure_scores) == 4
-    # zero tolerance: never within, runs to the step limit
-    r0 = lebed_score(model, init, x, ei, config=LeBedConfig(max_steps=7, min_steps=1, epsilon=0.0))
-    assert (r0.stop_step, r0.stopped_early) == (7, False)
-    # relative tolerance is a fraction of the reference
-    rr = lebed_score(
-        model,
-        init,
-        x,
-        ei,
-        config=LeBedConfig(max_steps=3, min_steps=1, epsilon=0.5, epsilon_mode="relative"),
-    )
-    assert rr.tolerance == pytest.approx(0.5 * abs(rr.reference))
-    # lr = 0: the re-trained parameters stay at theta_0, so the score is ||theta* - theta_0||
-    rz = lebed_score(
-        model,
-        init,
-        x,
-        ei,
-        config=LeBedConfig(max_steps=2, min_steps=1, epsilon=0.0, lr=0.0, weight_decay=0.0),
-    )
-    ref = torch.sqrt(sum(((p.detach() - init[k]) ** 2).sum() for k, p in model.named_parameters()))
-    assert rz.score == pytest.approx(float(ref), rel=1e-6)
-    # the trained model and the global RNG are untouched; results are reproducible
-    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
-    assert torch.equal(rng_state, torch.get_rng_state())
-    again = lebed_score(
-        model, init, x, ei, config=LeBedConfig(max_steps=7, min_steps=1, epsilon=0.0)
-    )
-    assert again.score == r0.score
-    steps = []
-    lebed_score(
-        model,
-        init,
-        x,
-        ei,
-        config=LeBedConfig(max_steps=3, min_steps=1, epsilon=0.0),
-        callback=lambda s, g, d: steps.append(s),
-    )
-    assert steps == [1, 2, 3]
-
-
-def test_model_contract_and_config_errors(tiny_gcn_cls):
-    model, init, x, ei = _toy(tiny_gcn_cls)
-
-    class LogitsOnly(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lin = torch.nn.Linear(8, 3)
-
-        def forward(self, x, edge_index):
-            return self.lin(x)
-
-    bad = LogitsOnly()
-    with pytest.raises(TypeError, match=r"\(embeddings, logits\)"):
-        lebed_score(bad, bad.state_dict(), x, ei)
-    with pytest.raises(ValueError, match="min_steps"):
-        LeBedConfig(max_steps=5, min_steps=6)
-    with pytest.raises(ValueError, match="epsilon_mode"):
-        LeBedConfig(epsilon_mode="percent")
+    z = rng.normal(size=(40, 5))
+    pos = rng.integers(0, 40, (2, 30))
+    neg = rng.integers(0, 40, (2, 50))
+    pairs = np.concatenate([pos, neg], axis=1)
+    zn = z / np.linalg.norm(z, axis=1, keepdims=True)
+    cos = (zn[pairs[0]] * zn[pairs[1]]).sum(1)
+    prob = 1 / (1 + np.exp(-cos))
+    labels = np.r_[np.ones(30), np.zeros(50)]
+    ref = log_loss(labels, prob, labels=[0, 1])
+    assert structure_score(z, pos, neg) == pytest.approx(ref, rel=1e-10)
     with pytest.raises(ValueError, match="node indices"):
-        lebed_score(model, init, x, ei + 1000)
+        structure_score(z, pos + 100, neg)
+    with pytest.raises(ValueError, match="shape"):
+        structure_score(z[0], pos, neg)
+
+
+def test_stopping_rule():
+    """Algorithm 1 as the authors run it: ``epoch >= atleastepoch and |g - g*| < margin``."""
+    assert structure_tolerance(0.8, 0.03) == 0.03
+    assert structure_tolerance(-0.8, 0.05, "relative") == pytest.approx(0.04)
+    assert not should_stop(4, 0.70, 0.70, 0.03, min_steps=5)  # too early
+    assert should_stop(5, 0.72, 0.70, 0.03, min_steps=5)
+    assert not should_stop(5, 0.73, 0.70, 0.03, min_steps=5)  # strict: |d| = tol does not stop
+    assert should_stop(9, 0.68, 0.70, 0.03, min_steps=5)  # from below as well
+    assert not should_stop(9, 0.70, 0.70, 0.0, min_steps=0)  # zero tolerance never stops
+    with pytest.raises(ValueError, match="epsilon"):
+        structure_tolerance(1.0, -0.1)
+    with pytest.raises(ValueError, match="mode"):
+        structure_tolerance(1.0, 0.1, "percent")
+
+
+def test_parameter_distance_worked_example():
+    """Eq. (8): the L2 norm over all parameters joined: sqrt(3^2 + 4^2 + 12^2) = 13."""
+    a = {"w": np.array([[3.0, 4.0]]), "b": np.array([4.0])}
+    b = {"w": np.array([[0.0, 0.0]]), "b": np.array([-8.0])}
+    assert parameter_distance(a, b) == pytest.approx(13.0)
+    assert parameter_distance(a, a) == 0.0
+    with pytest.raises(ValueError, match="same parameters"):
+        parameter_distance(a, {"w": a["w"]})
+    with pytest.raises(ValueError, match="shape"):
+        parameter_distance(a, {"w": np.zeros(2), "b": a["b"]})
 
 
 def test_non_edge_sample():
@@ -190,11 +86,16 @@ def test_non_edge_sample():
     assert neg.max() >= 8
     with pytest.raises(ValueError, match="only"):
         sample_non_edges(ei, 4, 5)
+    # non-strict: every non-edge of a tiny dense graph (4 nodes, 4 edges: 2 non-edges)
+    few = sample_non_edges(ei, 4, 5, seed=0, strict=False)
+    assert {(min(a, b), max(a, b)) for a, b in few.T} == {(0, 2), (1, 3)}
+    with pytest.raises(ValueError, match="shape"):
+        sample_non_edges(np.zeros((3, 2), dtype=int), 4, 1)
 
 
-def test_structure_score_is_bce():
-    z = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
-    pos = torch.tensor([[0], [1]])  # cos = 1
-    neg = torch.tensor([[0], [2]])  # cos = 0
-    expected = (-np.log(1 / (1 + np.exp(-1.0))) - np.log(1 - 0.5)) / 2
-    assert structure_score(z, pos, neg) == pytest.approx(expected)
+def test_structure_score_without_pairs_is_nan_and_never_stops():
+    empty = np.zeros((2, 0), dtype=np.int64)
+    with pytest.warns(Warning, match="node-pair"):
+        g = structure_score(np.eye(3), empty, empty)
+    assert np.isnan(g)
+    assert not should_stop(10, g, g, 1.0, min_steps=0)

@@ -199,7 +199,10 @@ def _bag_of_words(n: int, f: int, seed: int) -> torch.Tensor:
     return (torch.rand(n, f, generator=g) < 0.02).float()
 
 
-@pytest.mark.parametrize("name", ["structural-shifts-base", "structural-shifts-mod", "gcn", "mlp", "edgewise-gat"])
+@pytest.mark.parametrize(
+    "name",
+    ["structural-shifts-base", "structural-shifts-mod", "gcn", "mlp", "edgewise-gat", "lebed-gcn", "lebed-mlp"],
+)
 def test_fast_path_equals_plain_pyg_path(name):
     """Sparse-CSR features and the precomputed GCN adjacency give the same function and
     the same gradients as PyG's edge_index path (self-loops and duplicate edges included)."""

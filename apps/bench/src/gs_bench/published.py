@@ -12,15 +12,18 @@ development checkout:
   calibration (edgewise-calibration.md), Table 1 (nodewise / edgewise / agree / disagree ECE),
   Table 3 (the same four accuracies) and Table 4 (EPFGNN with naive mean-field test-time
   inference: accuracies and ECEs). Means over 75 runs, in percent.
+* LB = LeBed (lebed-online-gnn-evaluation.txt), Tables 2-4: Spearman rho and R^2 per dataset,
+  model and estimator (not percent; see :func:`lebed_published`).
 """
 
 from __future__ import annotations
 
-__all__ = ["PUBLISHED", "published", "PROVENANCE"]
+__all__ = ["LEBED_SIGN", "PUBLISHED", "PROVENANCE", "lebed_published", "published"]
 
 PROVENANCE = {
     "SS": "structural-shifts paper (Bazhenov et al.), ../shared/papers/structural-shifts.md",
     "EW": "edgewise-calibration paper (Hsu, Shen, Cremers), ../shared/papers/edgewise-calibration.md",
+    "LB": "LeBed paper (online GNN evaluation), ../shared/papers/lebed-online-gnn-evaluation.txt",
 }
 
 _SHIFTS = ("popularity", "locality", "density")
@@ -174,3 +177,74 @@ PUBLISHED = _build()
 def published(*key: str) -> tuple[float, str] | None:
     """The published value (percent) and its source for ``key``, or None if there is none."""
     return PUBLISHED.get(tuple(key))
+
+# LeBed Tables 2-4: (dataset family, method) -> (rho, R^2) for GCN, GAT, SAGE, GIN, MLP, as printed
+# (raw rho of each score against the true error; LEBED converts them to our orientation).
+_LB_MODELS = ("gcn", "gat", "sage", "gin", "mlp")
+_LB_WHERE = {'cora': 'Table 2', 'amazon-photo': 'Table 2', 'acm': 'Table 3', 'dblp': 'Table 3', 'citation': 'Table 3', 'arxiv': 'Table 4'}
+_LB = {
+    ('cora', 'conf'): ((0.46, 0.051), (0.56, 0.097), (0.37, 0.055), (0.67, 0.21), (0.53, 0.095)),
+    ('cora', 'entropy'): ((0.5, 0.07), (0.62, 0.121), (0.51, 0.094), (0.69, 0.234), (0.63, 0.154)),
+    ('cora', 'atc_mc'): ((-0.45, 0.034), (-0.53, 0.062), (-0.36, 0.035), (-0.65, 0.18), (-0.56, 0.054)),
+    ('cora', 'atc_ne'): ((-0.51, 0.053), (-0.61, 0.087), (-0.53, 0.047), (-0.69, 0.223), (-0.67, 0.065)),
+    ('cora', 'thr_0.7'): ((-0.44, 0.046), (-0.5, 0.081), (-0.29, 0.035), (-0.65, 0.192), (-0.45, 0.057)),
+    ('cora', 'thr_0.8'): ((-0.44, 0.057), (-0.52, 0.101), (-0.33, 0.048), (-0.67, 0.227), (-0.47, 0.071)),
+    ('cora', 'thr_0.9'): ((-0.45, 0.085), (-0.56, 0.143), (-0.4, 0.088), (-0.68, 0.272), (-0.52, 0.115)),
+    ('cora', 'lebed'): ((0.82, 0.64), (0.87, 0.745), (0.69, 0.519), (0.66, 0.41), (0.74, 0.663)),
+    ('amazon-photo', 'conf'): ((-0.55, 0.251), (-0.45, 0.173), (-0.7, 0.376), (0.94, 0.87), (-0.01, 0.012)),
+    ('amazon-photo', 'entropy'): ((-0.52, 0.305), (-0.48, 0.193), (-0.69, 0.365), (0.94, 0.867), (0.02, 0.012)),
+    ('amazon-photo', 'atc_mc'): ((0.52, 0.22), (0.5, 0.18), (0.67, 0.326), (-0.94, 0.85), (-0.33, 0.015)),
+    ('amazon-photo', 'atc_ne'): ((0.45, 0.284), (0.56, 0.21), (0.73, 0.302), (-0.92, 0.8), (-0.43, 0.155)),
+    ('amazon-photo', 'thr_0.7'): ((0.54, 0.223), (0.48, 0.174), (0.71, 0.376), (-0.94, 0.859), (0.01, 0.008)),
+    ('amazon-photo', 'thr_0.8'): ((0.56, 0.232), (0.45, 0.162), (0.71, 0.382), (-0.94, 0.876), (0.03, 0.014)),
+    ('amazon-photo', 'thr_0.9'): ((0.57, 0.249), (0.42, 0.156), (0.71, 0.378), (-0.94, 0.885), (0.05, 0.022)),
+    ('amazon-photo', 'lebed'): ((0.9, 0.73), (0.78, 0.616), (0.79, 0.425), (0.83, 0.705), (0.62, 0.53)),
+    ('acm', 'conf'): ((0.48, 0.147), (0.49, 0.253), (0.38, 0.252), (-0.06, 0.0), (0.36, 0.316)),
+    ('acm', 'entropy'): ((0.49, 0.177), (0.48, 0.271), (0.38, 0.285), (-0.07, 0.0), (0.36, 0.364)),
+    ('acm', 'atc_mc'): ((-0.48, 0.117), (-0.49, 0.224), (-0.37, 0.14), (-0.03, 0.003), (-0.35, 0.214)),
+    ('acm', 'atc_ne'): ((-0.48, 0.144), (-0.48, 0.245), (-0.38, 0.138), (-0.04, 0.004), (-0.35, 0.208)),
+    ('acm', 'thr_0.7'): ((-0.47, 0.132), (-0.49, 0.228), (-0.38, 0.267), (0.06, 0.0), (-0.36, 0.303)),
+    ('acm', 'thr_0.8'): ((-0.47, 0.165), (-0.49, 0.28), (-0.39, 0.305), (0.09, 0.002), (-0.37, 0.37)),
+    ('acm', 'thr_0.9'): ((-0.48, 0.222), (-0.48, 0.344), (-0.4, 0.337), (0.11, 0.006), (-0.37, 0.437)),
+    ('acm', 'lebed'): ((0.52, 0.434), (0.52, 0.54), (0.61, 0.501), (0.46, 0.176), (0.47, 0.405)),
+    ('dblp', 'conf'): ((0.34, 0.292), (0.39, 0.391), (0.23, 0.426), (0.19, 0.213), (0.23, 0.515)),
+    ('dblp', 'entropy'): ((0.37, 0.369), (0.42, 0.468), (0.23, 0.475), (0.2, 0.226), (0.23, 0.58)),
+    ('dblp', 'atc_mc'): ((-0.31, 0.217), (-0.37, 0.307), (-0.26, 0.333), (-0.22, 0.179), (-0.23, 0.286)),
+    ('dblp', 'atc_ne'): ((-0.34, 0.275), (-0.41, 0.353), (-0.27, 0.324), (-0.24, 0.171), (-0.22, 0.267)),
+    ('dblp', 'thr_0.7'): ((-0.31, 0.271), (-0.36, 0.395), (-0.22, 0.445), (-0.2, 0.22), (-0.27, 0.575)),
+    ('dblp', 'thr_0.8'): ((-0.36, 0.365), (-0.38, 0.477), (-0.2, 0.473), (-0.2, 0.236), (-0.29, 0.63)),
+    ('dblp', 'thr_0.9'): ((-0.4, 0.485), (-0.42, 0.568), (-0.19, 0.521), (-0.2, 0.249), (-0.31, 0.669)),
+    ('dblp', 'lebed'): ((0.79, 0.784), (0.82, 0.276), (0.83, 0.779), (0.79, 0.763), (0.6, 0.551)),
+    ('citation', 'conf'): ((0.39, 0.049), (0.44, 0.095), (0.26, 0.131), (-0.02, 0.002), (0.3, 0.316)),
+    ('citation', 'entropy'): ((0.4, 0.077), (0.45, 0.138), (0.29, 0.177), (-0.02, 0.004), (0.32, 0.342)),
+    ('citation', 'atc_mc'): ((-0.41, 0.041), (-0.42, 0.055), (-0.28, 0.038), (-0.07, 0.003), (-0.3, 0.099)),
+    ('citation', 'atc_ne'): ((-0.43, 0.061), (-0.47, 0.081), (-0.29, 0.035), (-0.07, 0.004), (-0.34, 0.093)),
+    ('citation', 'thr_0.7'): ((-0.37, 0.044), (-0.42, 0.097), (-0.27, 0.171), (0.02, 0.003), (-0.7, 0.333)),
+    ('citation', 'thr_0.8'): ((-0.35, 0.053), (-0.43, 0.125), (-0.31, 0.197), (0.04, 0.004), (-0.7, 0.307)),
+    ('citation', 'thr_0.9'): ((-0.36, 0.071), (-0.45, 0.167), (-0.37, 0.21), (0.06, 0.002), (-0.68, 0.272)),
+    ('citation', 'lebed'): ((0.63, 0.2), (0.53, 0.228), (0.45, 0.275), (0.51, 0.21), (0.47, 0.356)),
+    ('arxiv', 'conf'): ((0.09, 0.117), (0.09, 0.109), (0.21, 0.226), (0.51, 0.362), (0.52, 0.551)),
+    ('arxiv', 'entropy'): ((0.12, 0.145), (0.1, 0.11), (0.26, 0.242), (0.52, 0.386), (0.62, 0.643)),
+    ('arxiv', 'atc_mc'): ((-0.11, 0.11), (-0.11, 0.094), (-0.21, 0.224), (-0.51, 0.366), (-0.58, 0.635)),
+    ('arxiv', 'atc_ne'): ((-0.1, 0.134), (-0.11, 0.096), (-0.26, 0.257), (-0.54, 0.392), (-0.64, 0.754)),
+    ('arxiv', 'thr_0.7'): ((-0.07, 0.124), (-0.08, 0.144), (-0.19, 0.231), (-0.51, 0.356), (-0.43, 0.484)),
+    ('arxiv', 'thr_0.8'): ((-0.05, 0.133), (-0.06, 0.177), (-0.17, 0.237), (-0.5, 0.348), (-0.38, 0.426)),
+    ('arxiv', 'thr_0.9'): ((-0.04, 0.146), (-0.05, 0.219), (-0.14, 0.245), (-0.5, 0.339), (-0.28, 0.364)),
+    ('arxiv', 'lebed'): ((0.51, 0.217), (0.53, 0.185), (0.36, 0.093), (0.54, 0.28), (0.87, 0.661)),
+}
+#: raw-rho factor to our convention (orientation-corrected scores, each growing with the error):
+#: ConfScore falls with the error (-1); the authors' "Entropy" is the *negative* entropy
+#: (``LEBED-cora-amz/ATC_helper.py``: ``get_entropy = sum(p log p)``), so it is flipped too;
+#: ATC and the threshold method print estimated errors (eq. 11, 13) and LeBed a distance (+1).
+LEBED_SIGN = {"conf": -1, "entropy": -1, "atc_mc": 1, "atc_ne": 1, "thr_0.7": 1, "thr_0.8": 1,
+              "thr_0.9": 1, "lebed": 1}
+
+
+def lebed_published(family: str, model: str, method: str) -> tuple[float, float, str] | None:
+    """The paper's (rho in our sign convention, R^2, source) for a LeBed cell, or None."""
+    vals = _LB.get((family, method))
+    if vals is None or model not in _LB_MODELS:
+        return None
+    rho, r2 = vals[_LB_MODELS.index(model)]
+    return LEBED_SIGN[method] * rho, r2, f"LeBed {_LB_WHERE[family]}"
+

@@ -26,7 +26,7 @@ def plan_jobs(config: SuiteConfig) -> tuple[list[dict[str, Any]], dict[str, Any]
     jobs = expand_jobs(config, versions=env["versions"], fingerprints=fingerprints)
     applicable = getattr(runner, "applicable", None)
     if applicable is not None:  # grid points that make no sense (e.g. a domain shift of Cora)
-        jobs = [j for j in jobs if applicable(j.params)]
+        jobs = [j for j in jobs if applicable(j.params, j.settings)]
     runs = getattr(runner, "runs", None)
     if runs is not None:  # methods with their own number of runs (e.g. one 5-member ensemble)
         jobs = [j for j in jobs if j.seed < runs(j.params, j.settings, config.seeds)]

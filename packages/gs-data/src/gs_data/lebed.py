@@ -189,6 +189,8 @@ class TestGraphSet(Sequence):
         self.train = train
         self.valid = valid
         self.name = name
+        #: where this set departs from the paper's construction (shown in reports)
+        self.approximations: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self._recipes)
@@ -218,6 +220,13 @@ class TestGraphSet(Sequence):
         for i in range(len(self)):
             yield self[i]
 
+    @property
+    def num_classes(self) -> int:
+        """Number of classes over every graph of the set (a period of the temporal shift may
+        lack some classes; the model must still output all of them)."""
+        graphs = [*self._bases.values(), self.train, self.valid]
+        return max(int(g.y.max()) for g in graphs if g.y.numel()) + 1
+
     def describe(self) -> list[dict[str, Any]]:
         """One dict per graph (perturbation, meta), without generating the graphs."""
         return [{"perturbation": r.perturbation, **dict(r.meta)} for r in self._recipes]
@@ -240,6 +249,22 @@ class FeatureShiftConfig:
     label and an environment embedding. Environment 0 trains, 1 validates, 2..9 test; every
     test environment graph is perturbed by ``noise_levels`` Gaussian-noise and ``mask_levels``
     feature-masking strengths ``p ~ U(0.1, 0.7)``: 8 x (20 + 20) = 320 test graphs.
+
+    ``generator`` picks how labels and spurious features are drawn:
+
+    * ``"eerm-gat"`` (default) and ``"eerm-gcn"``: as EERM's ``synthetic/create_synthetic.py``
+      builds them (the data the LeBed authors load, ``gnn_gen='gat'`` in their
+      ``param_space.txt``): labels ``argmax`` of a random 2-layer generator GNN on the
+      original features (hidden 10, 10 outputs; GAT with 2 heads and ELU, GCN with ReLU; no
+      standardisation), spurious features ``Generator_x(onehot(y)) + Linear(onehot(e))``: one
+      random GNN on the labels for all environments plus an *additive* environment offset
+      (a random linear map of the environment's one-hot, the same row for every node).
+      ``spurious_dim`` and ``num_classes`` are 10 there. Weights are drawn with numpy
+      (Glorot, zero biases; PyG's initialisers have the same distributions but torch's RNG),
+      so the graphs equal EERM's in distribution, not bit for bit.
+    * ``"approximation"``: our earlier EERM-like generator (random GCN labels standardised
+      per class, spurious GCN fed ``[onehot(y), environment embedding]``); graphs built with
+      it carry ``approximations`` in the set and in the report.
     """
 
     num_environments: int = 10
@@ -250,6 +275,10 @@ class FeatureShiftConfig:
     noise_levels: int = 20
     mask_levels: int = 20
     p_range: tuple[float, float] = (0.1, 0.7)
+    generator: str = "eerm-gat"
+
+
+GENERATORS = ("eerm-gat", "eerm-gcn", "approximation")
 
 
 def _gcn_norm(edge_index: np.ndarray, n: int):
@@ -273,6 +302,78 @@ def _random_gnn(x: np.ndarray, a_hat, dims: Sequence[int], rng: np.random.Genera
     return np.asarray(h, dtype=np.float32)
 
 
+def _glorot(rng: np.random.Generator, d_in: int, d_out: int) -> np.ndarray:
+    a = math.sqrt(6.0 / (d_in + d_out))
+    return rng.uniform(-a, a, (d_in, d_out)).astype(np.float32)
+
+
+def _random_gat(
+    x: np.ndarray, edge_index: np.ndarray, dims: Sequence[int], rng: np.random.Generator, heads: int = 2
+) -> np.ndarray:
+    """A randomly initialised GAT as EERM's ``GAT_gen``: ``GATConv`` layers (self-loops added,
+    LeakyReLU(0.2) attention, softmax over each node's in-neighbours), ``heads`` heads
+    concatenated in hidden layers and averaged in the last, ELU between layers, zero biases."""
+    n = x.shape[0]
+    loops = np.arange(n)
+    keep = edge_index[0] != edge_index[1]
+    src = np.concatenate([edge_index[0][keep], loops])
+    dst = np.concatenate([edge_index[1][keep], loops])
+    h = x.astype(np.float32)
+    n_layers = len(dims) - 1
+    for i in range(n_layers):
+        d_in = h.shape[1]
+        d_out = dims[i + 1]
+        w = _glorot(rng, d_in, heads * d_out)
+        att_src = _glorot(rng, heads, d_out).reshape(heads, d_out)
+        att_dst = _glorot(rng, heads, d_out).reshape(heads, d_out)
+        hw = (h @ w).reshape(n, heads, d_out)
+        a_s = (hw * att_src).sum(-1)  # (n, heads)
+        a_d = (hw * att_dst).sum(-1)
+        e = a_s[src] + a_d[dst]
+        e = np.where(e > 0, e, 0.2 * e)
+        e_max = np.full((n, heads), -np.inf, dtype=np.float32)
+        np.maximum.at(e_max, dst, e)
+        ex = np.exp(e - e_max[dst])
+        den = np.zeros((n, heads), dtype=np.float32)
+        np.add.at(den, dst, ex)
+        alpha = ex / den[dst]
+        out = np.zeros((n, heads, d_out), dtype=np.float32)
+        np.add.at(out, dst, alpha[:, :, None] * hw[src])
+        if i < n_layers - 1:
+            h = out.reshape(n, heads * d_out)
+            h = np.where(h > 0, h, np.expm1(np.minimum(h, 0)))  # ELU
+        else:
+            h = out.mean(1)
+    return h.astype(np.float32)
+
+
+def _eerm_generated(data: Data, cfg: FeatureShiftConfig, rng: np.random.Generator) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Labels and per-environment spurious features as EERM's ``create_synthetic.py``."""
+    n = int(data.num_nodes)
+    ei = data.edge_index.numpy()
+    x = data.x.to_dense().numpy() if data.x.is_sparse else data.x.numpy()
+    k, hid = cfg.num_classes, cfg.hidden
+    if cfg.generator == "eerm-gat":
+        def gen(inp: np.ndarray, dims: Sequence[int], r: np.random.Generator) -> np.ndarray:
+            return _random_gat(inp, ei, dims, r)
+    else:
+        a_hat = _gcn_norm(ei, n)
+
+        def gen(inp: np.ndarray, dims: Sequence[int], r: np.random.Generator) -> np.ndarray:
+            return _random_gnn(inp, a_hat, dims, r)
+    gen_x_seed, gen_y_seed, noise_seed = rng.integers(0, 2**63 - 1, size=3)
+    y = gen(x, [x.shape[1], hid, k], np.random.default_rng(gen_y_seed)).argmax(1).astype(np.int64)
+    onehot = np.zeros((n, k), dtype=np.float32)
+    onehot[np.arange(n), y] = 1.0
+    base = gen(onehot, [k, hid, cfg.spurious_dim], np.random.default_rng(gen_x_seed))
+    nrng = np.random.default_rng(noise_seed)  # nn.Linear(num_environments, spurious_dim)
+    bound = 1.0 / math.sqrt(cfg.num_environments)
+    w_env = nrng.uniform(-bound, bound, (cfg.num_environments, cfg.spurious_dim)).astype(np.float32)
+    b_env = nrng.uniform(-bound, bound, cfg.spurious_dim).astype(np.float32)
+    spurious = [base + (w_env[e] + b_env)[None, :] for e in range(cfg.num_environments)]
+    return y, spurious
+
+
 def eerm_environments(data: Data, config: FeatureShiftConfig | None = None, *, seed: int = 0) -> tuple[list[Data], np.ndarray]:
     """The EERM-style environment graphs of ``data`` (see :class:`FeatureShiftConfig`).
 
@@ -282,8 +383,18 @@ def eerm_environments(data: Data, config: FeatureShiftConfig | None = None, *, s
     cfg = config or FeatureShiftConfig()
     if cfg.label_source not in ("gnn", "original"):
         raise ValueError(f"label_source must be 'gnn' or 'original', got {cfg.label_source!r}")
+    if cfg.generator not in GENERATORS:
+        raise ValueError(f"generator must be one of {GENERATORS}, got {cfg.generator!r}")
     rng = np.random.default_rng([seed, 10_000_019])
     n = int(data.num_nodes)
+    if cfg.generator != "approximation":
+        if cfg.label_source != "gnn":
+            raise ValueError(
+                f"label_source={cfg.label_source!r} needs generator='approximation'; EERM draws "
+                "the labels with its generator GNN"
+            )
+        y, spurious = _eerm_generated(data, cfg, rng)
+        return _environment_graphs(data, y, spurious, f"EERM synthetic-feature environment {{e}}, {cfg.generator}"), y
     ei = data.edge_index.numpy()
     a_hat = _gcn_norm(ei, n)
     x = data.x.to_dense().numpy() if data.x.is_sparse else data.x.numpy()
@@ -301,21 +412,29 @@ def eerm_environments(data: Data, config: FeatureShiftConfig | None = None, *, s
     w_rng_state = rng.integers(0, 2**63 - 1)
     y_onehot = np.zeros((n, k), dtype=np.float32)
     y_onehot[np.arange(n), np.clip(y, 0, None)] = 1.0
-    envs = []
+    spurious = []
     for e in range(cfg.num_environments):
         inp = np.concatenate([y_onehot, np.broadcast_to(env_emb[e], (n, k))], axis=1)
         # the same spurious GNN for every environment: only its input (the env id) changes
-        xs = _random_gnn(inp, a_hat, w_dims, np.random.default_rng(w_rng_state))
+        spurious.append(_random_gnn(inp, a_hat, w_dims, np.random.default_rng(w_rng_state)))
+    return _environment_graphs(data, y, spurious, "EERM-style synthetic-feature environment {e}"), y
+
+
+def _environment_graphs(data: Data, y: np.ndarray, spurious: Sequence[np.ndarray], label: str) -> list[Data]:
+    """One graph per environment: the structure of ``data``, features ``[x, spurious[e]]``."""
+    x = data.x.to_dense().numpy() if data.x.is_sparse else data.x.numpy()
+    envs = []
+    for e, xs in enumerate(spurious):
         g = Data(
             x=torch.from_numpy(np.concatenate([x, xs], axis=1).astype(np.float32)),
             edge_index=data.edge_index.clone(),
             y=torch.from_numpy(y),
-            num_nodes=n,
+            num_nodes=int(data.num_nodes),
         )
         g.environment = e
-        g.name = f"{getattr(data, 'name', 'graph')} (EERM-style synthetic-feature environment {e})"
+        g.name = f"{getattr(data, 'name', 'graph')} ({label.format(e=e)})"
         envs.append(g)
-    return envs, y
+    return envs
 
 
 def lebed_feature_shift(data: Data, config: FeatureShiftConfig | None = None, *, seed: int = 0) -> TestGraphSet:
@@ -341,10 +460,16 @@ def lebed_feature_shift(data: Data, config: FeatureShiftConfig | None = None, *,
             recipes.extend(_Recipe(f"env{e}", kind, (("environment", e),)) for _ in range(count))
     for g in envs:
         g.eval_mask = torch.ones(g.num_nodes, dtype=torch.bool)
-    return TestGraphSet(
+    out = TestGraphSet(
         bases, recipes, seed=seed, p_range=cfg.p_range, train=envs[0], valid=envs[1],
         name=f"LeBed feature shift of {getattr(data, 'name', 'graph')}",
     )
+    if cfg.generator == "approximation":
+        out.approximations = (
+            "feature-shift environments from gs's EERM-like generator (standardised GCN labels, "
+            "environment embedding as GNN input), not EERM's create_synthetic.py",
+        )
+    return out
 
 
 # --------------------------------------------------------------------------------------------

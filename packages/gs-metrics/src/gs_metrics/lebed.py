@@ -1,145 +1,77 @@
-"""LeBed: label-free test-error estimation of a trained GNN on an unlabeled test graph.
+"""LeBed score functions: label-free test-error estimation of a trained GNN (torch-free).
 
 Reference: "Online GNN Evaluation Under Test-time Graph Distribution Shifts"
-(``lebed-online-gnn-evaluation.txt``), section 2.2, eq. (4)-(8) and algorithm 1.
+(``lebed-online-gnn-evaluation.txt``), section 2.2, eq. (6)-(8) and algorithm 1.
 
-S1 (eq. 4)
-    Run the trained model (parameters ``theta*``) on the test graph: embeddings ``Z*`` and
-    pseudo-labels ``argmax Y*``.
-Reference structure score (eq. 6-7)
-    ``g(Z) =`` binary cross-entropy of ``sigmoid(cos(z_i, z_j))`` against the adjacency, on the
-    test graph's edges (label 1) plus an equal number of non-edges (label 0) sampled once with
-    ``seed`` (instead of all ``M^2`` pairs of eq. 7, which does not scale).
-S2 (eq. 5, algorithm 1 lines 2-10)
-    Re-train a copy of the model from the saved initial parameters ``theta_0`` with cross-entropy
-    on the pseudo-labels. After each step ``t`` compute ``D_stru = |g(Z_t) - g(Z*)|``; stop at the
-    first ``t >= min_steps`` with ``D_stru <= epsilon`` (epsilon absolute, or ``epsilon * |g(Z*)|``
-    in the "relative" mode of the paper's sensitivity study), else after ``max_steps``.
-S3 (eq. 8)
-    ``LeBed = ||theta* - theta_t||_2`` over all trainable parameters. Orientation: grows with the
-    test error (+1).
+This module holds the *pure functions* of LeBed on plain arrays; the re-training loop that
+produces their inputs trains a model and lives in :mod:`gs_algos.lebed` (architecture rule:
+anything that trains a model is in gs-algos). Nothing here imports torch.
 
-Model-agnostic: any ``torch.nn.Module`` whose ``forward(x, edge_index)`` returns
-``(embeddings, logits)``. This is the only module of gs_metrics that imports torch (``lebed``
-extra).
+* :func:`structure_score`: ``g(s(Z), A)`` of eq. (7), the binary cross-entropy of
+  ``sigmoid(cos(z_i, z_j))`` against the adjacency, on the edges (label 1) plus as many
+  sampled non-edges (label 0) instead of all ``M^2`` pairs (the authors' code,
+  ``LEBED-cora-amz/dataset_re.py``, samples ``E`` negatives with PyG ``negative_sampling``);
+* :func:`sample_non_edges`: that negative sample, drawn once per test graph;
+* :func:`structure_tolerance` and :func:`should_stop`: the stopping rule of algorithm 1
+  (``D_stru = |g(Z_t) - g(Z*)|`` of eq. 6 below a tolerance, after a minimum number of steps);
+* :func:`parameter_distance`: the LeBed score ``||theta* - theta_t||_2`` of eq. (8).
+
+Inputs are array-like (numpy arrays, lists, or CPU tensors, which numpy converts).
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
-__all__ = ["LeBedConfig", "LeBedResult", "lebed_score", "sample_non_edges", "structure_score"]
+from gs_metrics._validation import warn_empty
 
-
-@dataclass(frozen=True)
-class LeBedConfig:
-    """Settings of the LeBed re-training (paper section 2.2, algorithm 1, appendix D).
-
-    Attributes
-    ----------
-    max_steps : int
-        ``q``, the maximum number of re-training steps (algorithm 1). The paper reports average
-        stopping steps of 5-585 (table A1); 300 is our default, not a paper value.
-    min_steps : int
-        Earliest step at which the stopping rule may fire (algorithm 1 allows step 1). Default 5:
-        ``sigmoid(cos)`` lies in [0.27, 0.73], so the structure score of the *random* initial
-        embeddings is often already close to the reference and a rule allowed at step 1 can stop
-        before any learning happened (seen on Cora: Spearman 0.66 instead of 1.0).
-    epsilon : float
-        Tolerance of the structure discrepancy ``D_stru`` (eq. 6). Default 0.01, inside the
-        range of the paper's sensitivity study (0.005-0.2, table A2; 0.02 is its example of a
-        fixed constant); with 0.01 and ``min_steps=5`` the rule fires at steps 10-29 of 60 on
-        the noisy-Cora test.
-    epsilon_mode : {"absolute", "relative"}
-        ``"absolute"``: stop when ``D_stru <= epsilon``; ``"relative"``: when
-        ``D_stru <= epsilon * |g(Z*)|`` (the paper's "fixed ratio" setting, e.g. 0.03 = 3%).
-    lr, weight_decay : float
-        Adam settings of the re-training (the paper does not state them; 0.01 and 5e-4 are the
-        usual GCN settings).
-    """
-
-    max_steps: int = 300
-    min_steps: int = 5
-    epsilon: float = 0.01
-    epsilon_mode: Literal["absolute", "relative"] = "absolute"
-    lr: float = 0.01
-    weight_decay: float = 5e-4
-
-    def __post_init__(self) -> None:
-        if self.max_steps < 1:
-            raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
-        if not 0 <= self.min_steps <= self.max_steps:
-            raise ValueError(
-                f"min_steps must lie in [0, max_steps={self.max_steps}], got {self.min_steps}"
-            )
-        if self.epsilon < 0:
-            raise ValueError(f"epsilon must be >= 0, got {self.epsilon}")
-        if self.epsilon_mode not in ("absolute", "relative"):
-            raise ValueError(
-                f"epsilon_mode must be 'absolute' or 'relative', got {self.epsilon_mode!r}"
-            )
+__all__ = [
+    "parameter_distance",
+    "sample_non_edges",
+    "should_stop",
+    "structure_score",
+    "structure_tolerance",
+]
 
 
-@dataclass(frozen=True)
-class LeBedResult:
-    """Outcome of :func:`lebed_score`.
-
-    Attributes
-    ----------
-    score : float
-        ``||theta* - theta_t||_2`` (eq. 8).
-    stop_step : int
-        Step ``t`` whose parameters were used.
-    stopped_early : bool
-        True when the stopping rule fired (``D_stru`` within tolerance), False when the step
-        limit was reached.
-    reference : float
-        ``g(Z*)``, the structure score of the trained model.
-    tolerance : float
-        The absolute tolerance that was applied.
-    structure_scores : list of float
-        ``g(Z_t)`` after each step ``t = 1..stop_step``.
-    """
-
-    score: float
-    stop_step: int
-    stopped_early: bool
-    reference: float
-    tolerance: float
-    structure_scores: list[float] = field(repr=False)
-
-
-def _edge_array(edge_index: Any) -> np.ndarray:
-    if isinstance(edge_index, torch.Tensor):
-        edge_index = edge_index.detach().cpu().numpy()
+def _edge_array(edge_index: Any, name: str = "edge_index") -> np.ndarray:
     ei = np.asarray(edge_index)
     if ei.ndim != 2 or ei.shape[0] != 2 or not np.issubdtype(ei.dtype, np.integer):
         raise ValueError(
-            f"edge_index must be an integer array of shape (2, E), got {ei.shape} {ei.dtype}"
+            f"{name} must be an integer array of shape (2, E), got shape {ei.shape} dtype {ei.dtype}"
         )
-    return ei.astype(np.int64)
+    return ei.astype(np.int64, copy=False)
 
 
 def sample_non_edges(
-    edge_index: Any, num_nodes: int, num_samples: int, seed: int | np.random.Generator = 0
+    edge_index: Any,
+    num_nodes: int,
+    num_samples: int,
+    seed: int | np.random.Generator = 0,
+    *,
+    strict: bool = True,
 ) -> np.ndarray:
     """Sample ``num_samples`` distinct node pairs ``(i, j)``, ``i != j``, that are not edges in
-    either direction; returns an int64 array of shape (2, num_samples)."""
+    either direction; returns an int64 array of shape (2, num_samples).
+
+    The negatives of eq. (7) (the authors sample ``E`` of them once per test graph with PyG
+    ``negative_sampling``; ``LEBED-cora-amz/dataset_re.py``). ``strict=False`` returns all
+    the non-edges there are when fewer than ``num_samples`` exist (tiny dense test graphs), as
+    ``negative_sampling`` does; ``strict=True`` raises instead.
+    """
     rng = np.random.default_rng(seed)
     ei = _edge_array(edge_index)
     n = int(num_nodes)
     if n < 2:
-        raise ValueError("need at least 2 nodes to sample non-edges")
+        raise ValueError(f"num_nodes must be >= 2 to sample non-edges, got {n}")
     lo, hi = np.minimum(ei[0], ei[1]), np.maximum(ei[0], ei[1])
     taken = np.unique(lo * n + hi)
     capacity = n * (n - 1) // 2 - taken.size
+    if num_samples > capacity and not strict:
+        num_samples = capacity
     if num_samples > capacity:
         raise ValueError(f"cannot sample {num_samples} non-edges: the graph has only {capacity}")
     found = np.zeros(0, dtype=np.int64)
@@ -165,122 +97,78 @@ def sample_non_edges(
     return np.stack([found // n, found % n])
 
 
-def structure_score(embeddings: torch.Tensor, pos: torch.Tensor, neg: torch.Tensor) -> float:
-    """``g(s(Z), A)`` of eq. (7) on sampled pairs: mean binary cross-entropy of
-    ``sigmoid(cos(z_i, z_j))`` with target 1 on the edges ``pos`` and 0 on the non-edges ``neg``."""
-    z = F.normalize(embeddings.detach().double(), dim=1, eps=1e-12)
-    pairs = torch.cat([pos, neg], dim=1)
-    cos = (z[pairs[0]] * z[pairs[1]]).sum(dim=1)
-    target = torch.cat([torch.ones(pos.shape[1]), torch.zeros(neg.shape[1])]).to(cos)
-    return float(F.binary_cross_entropy_with_logits(cos, target))
+def structure_score(embeddings: Any, pos: Any, neg: Any) -> float:
+    """``g(s(Z), A)`` of eq. (7) on sampled pairs.
 
-
-def _forward(model: torch.nn.Module, x, edge_index):
-    out = model(x, edge_index)
-    if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise TypeError(
-            "LeBed needs a model whose forward(x, edge_index) returns (embeddings, logits); "
-            f"got {type(out).__name__}"
-        )
-    return out
-
-
-def _flat_params(model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    return {k: v.detach() for k, v in model.named_parameters() if v.requires_grad}
-
-
-def lebed_score(
-    model: torch.nn.Module,
-    init_state: Mapping[str, torch.Tensor],
-    x: torch.Tensor,
-    edge_index: torch.Tensor,
-    *,
-    config: LeBedConfig | None = None,
-    seed: int = 0,
-    callback: Callable[[int, float, float], None] | None = None,
-) -> LeBedResult:
-    """LeBed score of a trained ``model`` on an unlabeled test graph ``(x, edge_index)``.
+    Mean binary cross-entropy of ``sigmoid(cos(z_i, z_j))`` with target 1 on the edges ``pos``
+    and 0 on the non-edges ``neg`` (the cosine similarity is the logit, as in the authors'
+    ``F.binary_cross_entropy_with_logits(F.cosine_similarity(...))``). Computed in float64.
 
     Parameters
     ----------
-    model : torch.nn.Module
-        The trained model (``theta*``); ``forward(x, edge_index) -> (embeddings, logits)``.
-        It is not modified (a deep copy is re-trained).
-    init_state : mapping
-        The model's saved initial ``state_dict`` (``theta_0``).
-    x : Tensor, shape (M, d)
-        Test-graph node features.
-    edge_index : Tensor of int64, shape (2, E)
-        Test-graph edges.
-    config : LeBedConfig, optional
-        Re-training and stopping settings.
-    seed : int
-        Seeds the non-edge sample and torch's RNG inside a forked RNG state (dropout), so the
-        result is reproducible and the global RNG is untouched.
-    callback : callable, optional
-        Called after each step as ``callback(step, structure_score, discrepancy)``.
+    embeddings : array-like, shape (M, D)
+    pos, neg : integer array-like, shape (2, E+) and (2, E-)
 
-    Returns
-    -------
-    LeBedResult
+    Returns NaN (with a warning) when there is no pair at all; the stopping rule then never
+    fires (``NaN < tolerance`` is false) and the re-training runs to its step limit.
     """
-    cfg = config or LeBedConfig()
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model)!r}")
-    if not isinstance(x, torch.Tensor) or x.ndim != 2:
-        raise TypeError("x must be a 2-D torch tensor of node features")
-    ei_np = _edge_array(edge_index)
-    n = x.shape[0]
-    if ei_np.size and (ei_np.min() < 0 or ei_np.max() >= n):
-        raise ValueError(f"edge_index must hold node indices in [0, {n})")
-    ei = torch.as_tensor(ei_np, device=x.device)
-    theta_star = _flat_params(model)
-    rng = np.random.default_rng(seed)
-    neg = torch.as_tensor(sample_non_edges(ei_np, n, ei_np.shape[1], rng), device=x.device)
+    z = np.asarray(embeddings, dtype=np.float64)
+    if z.ndim != 2:
+        raise ValueError(f"embeddings must have shape (M, D), got {z.shape}")
+    p, q = _edge_array(pos, "pos"), _edge_array(neg, "neg")
+    norm = np.linalg.norm(z, axis=1, keepdims=True)
+    z = z / np.maximum(norm, 1e-12)
+    pairs = np.concatenate([p, q], axis=1)
+    if pairs.shape[1] == 0:  # a test graph without edges and non-edges: no structure to score
+        return warn_empty("the node-pair sample (no edge and no non-edge)")
+    if pairs.min() < 0 or pairs.max() >= z.shape[0]:
+        raise ValueError(f"pos / neg must hold node indices in [0, {z.shape[0]})")
+    cos = np.einsum("ij,ij->i", z[pairs[0]], z[pairs[1]])
+    target = np.concatenate([np.ones(p.shape[1]), np.zeros(q.shape[1])])
+    # BCE with logits, numerically stable: max(x, 0) - x t + log(1 + exp(-|x|))
+    loss = np.maximum(cos, 0.0) - cos * target + np.log1p(np.exp(-np.abs(cos)))
+    return float(loss.mean())
 
-    was_training = model.training
-    model.eval()
-    with torch.no_grad():
-        z_star, logits_star = _forward(model, x, ei)
-    model.train(was_training)
-    pseudo = logits_star.argmax(dim=1)
-    reference = structure_score(z_star, ei, neg)
-    tol = cfg.epsilon if cfg.epsilon_mode == "absolute" else cfg.epsilon * abs(reference)
 
-    scores: list[float] = []
-    stopped = False
-    step = 0
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        retrained = copy.deepcopy(model)
-        retrained.load_state_dict(init_state)
-        params = [p for p in retrained.parameters() if p.requires_grad]
-        opt = torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-        for step in range(1, cfg.max_steps + 1):
-            retrained.train()
-            opt.zero_grad()
-            _, logits = _forward(retrained, x, ei)
-            loss = F.cross_entropy(logits, pseudo)
-            loss.backward()
-            opt.step()
-            retrained.eval()
-            with torch.no_grad():
-                z, _ = _forward(retrained, x, ei)
-            g = structure_score(z, ei, neg)
-            scores.append(g)
-            d = abs(g - reference)
-            if callback is not None:
-                callback(step, g, d)
-            if step >= cfg.min_steps and d <= tol:
-                stopped = True
-                break
-    theta = _flat_params(retrained)
-    sq = sum(float(((theta_star[k].double() - theta[k].double()) ** 2).sum()) for k in theta_star)
-    return LeBedResult(
-        score=float(np.sqrt(sq)),
-        stop_step=step,
-        stopped_early=stopped,
-        reference=reference,
-        tolerance=float(tol),
-        structure_scores=scores,
-    )
+def structure_tolerance(
+    reference: float, epsilon: float, mode: Literal["absolute", "relative"] = "absolute"
+) -> float:
+    """The tolerance on ``D_stru`` (eq. 6): ``epsilon`` ("absolute": the authors'
+    ``lp_margin`` for Cora / Amazon-Photo) or ``epsilon * |g(Z*)|`` ("relative": their
+    ``lp_margin_rate`` for the domain and temporal shifts, the paper's "fixed ratio" of
+    appendix D)."""
+    if epsilon < 0:
+        raise ValueError(f"epsilon must be >= 0, got {epsilon}")
+    if mode == "absolute":
+        return float(epsilon)
+    if mode == "relative":
+        return float(epsilon) * abs(float(reference))
+    raise ValueError(f"mode must be 'absolute' or 'relative', got {mode!r}")
+
+
+def should_stop(
+    step: int, score: float, reference: float, tolerance: float, min_steps: int
+) -> bool:
+    """Stopping rule of algorithm 1 (lines 5-8): stop at step ``step`` when
+    ``step >= min_steps`` and ``D_stru = |score - reference| < tolerance`` (strict, as in the
+    authors' ``if epoch >= args.atleastepoch: if margin < best_margin: break``)."""
+    return step >= min_steps and abs(float(score) - float(reference)) < tolerance
+
+
+def parameter_distance(theta_star: Mapping[str, Any], theta: Mapping[str, Any]) -> float:
+    """``LeBed = ||theta* - theta_t||_2`` (eq. 8) over all parameters, flattened and joined.
+
+    Both mappings name the same parameters (e.g. a model's ``named_parameters``). Orientation:
+    grows with the test error (``ORIENTATION["lebed"] = +1``).
+    """
+    if set(theta_star) != set(theta):
+        diff = sorted(set(theta_star) ^ set(theta))
+        raise ValueError(f"theta_star and theta must name the same parameters; differ in {diff}")
+    sq = 0.0
+    for k in theta_star:
+        a = np.asarray(theta_star[k], dtype=np.float64)
+        b = np.asarray(theta[k], dtype=np.float64)
+        if a.shape != b.shape:
+            raise ValueError(f"parameter {k!r} has shape {a.shape} in theta_star, {b.shape} in theta")
+        sq += float(np.sum((a - b) ** 2))
+    return float(np.sqrt(sq))

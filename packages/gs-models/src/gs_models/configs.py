@@ -103,6 +103,10 @@ class NodeGNNConfig:
         Learn GIN's epsilon.
     sage_aggr : str
         SAGE neighbourhood aggregation (``"mean"``, ``"max"``, ``"sum"``).
+    last_activation : bool
+        Apply the activation (and norm) after the last encoder layer too. ``False`` gives raw
+        embeddings, as PyG's ``BasicGNN`` / ``MLP`` that the LeBed authors use (their
+        ``torch_geometric.nn.GCN(...)`` encoders end without an activation).
     """
 
     model: str = "gcn"
@@ -122,6 +126,7 @@ class NodeGNNConfig:
     attention_dropout: float = 0.0
     gin_train_eps: bool = False
     sage_aggr: str = "mean"
+    last_activation: bool = True
 
     def __post_init__(self) -> None:
         _choice(self.model, "model", NODE_MODELS)

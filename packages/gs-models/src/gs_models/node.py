@@ -85,12 +85,58 @@ def _input_dropout(x: Tensor, p: float, training: bool) -> Tensor:
 
 
 class _GCNAdjacency:
-    """A normalised, transposed GCN adjacency (sparse CSR) prepared by :class:`NodeGNN`."""
+    """A normalised, transposed GCN adjacency (sparse CSR) prepared by :class:`NodeGNN`, and
+    its transpose for the backward pass."""
 
-    __slots__ = ("adj_t",)
+    __slots__ = ("adj_t", "adj")
 
-    def __init__(self, adj_t: Tensor) -> None:
-        self.adj_t = adj_t
+    def __init__(self, adj_t: Tensor, adj: Tensor) -> None:
+        self.adj_t, self.adj = adj_t, adj
+
+
+class _CSRPropagate(torch.autograd.Function):
+    """``adj_t @ h`` (sum aggregation of weighted messages) with the transposed CSR matrix
+    prepared once, so that backward does not transpose the adjacency at every step."""
+
+    @staticmethod
+    def forward(ctx, h: Tensor, adj_t: Tensor, adj: Tensor) -> Tensor:  # type: ignore[override]
+        ctx.adj = adj
+        return adj_t @ h
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):  # type: ignore[override]
+        return ctx.adj @ grad.contiguous(), None, None
+
+
+class _CSRFeatures:
+    """Sparse node features for the first linear map: ``x`` and ``x.T`` as CSR matrices, so
+    that the weight gradient ``x.T @ grad`` needs no per-step transposition."""
+
+    __slots__ = ("x", "xt")
+
+    def __init__(self, x: Tensor, xt: Tensor) -> None:
+        self.x, self.xt = x, xt
+
+
+class _CSRLinear(torch.autograd.Function):
+    """``x @ weight.T`` for CSR ``x`` (no gradient) with the transposed CSR kept for backward."""
+
+    @staticmethod
+    def forward(ctx, weight: Tensor, x: Tensor, xt: Tensor) -> Tensor:  # type: ignore[override]
+        ctx.xt = xt
+        return x @ weight.t().contiguous()
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):  # type: ignore[override]
+        return (ctx.xt @ grad.contiguous()).t(), None, None
+
+
+def _linear(lin: nn.Module, h: Tensor | _CSRFeatures) -> Tensor:
+    """``lin(h)`` for a dense ``h`` or prepared sparse features."""
+    if not isinstance(h, _CSRFeatures):
+        return lin(h)
+    out = _CSRLinear.apply(lin.weight, h.x, h.xt)
+    return out + lin.bias if lin.bias is not None else out
 
 
 class NodeGNN(nn.Module):
@@ -190,8 +236,9 @@ class NodeGNN(nn.Module):
         state["_x_cache"] = state["_adj_cache"] = None
         return state
 
-    def _fast_features(self, x: Tensor) -> Tensor:
-        """``x`` as a sparse CSR matrix when that is cheaper for the first linear map."""
+    def _fast_features(self, x: Tensor) -> Tensor | _CSRFeatures:
+        """``x`` as sparse CSR matrices (``x`` and ``x.T``) when that is cheaper for the first
+        linear map."""
         if not (self.fast_path and self._sparse_first) or x.requires_grad or x.dim() != 2:
             return x
         if x.layout != torch.strided or not x.is_floating_point() or x.numel() < 65536:
@@ -204,7 +251,7 @@ class NodeGNN(nn.Module):
         if nnz <= SPARSE_FEATURE_DENSITY * x.numel():
             with warnings.catch_warnings():  # torch flags its CSR support as beta
                 warnings.filterwarnings("ignore", "Sparse CSR tensor support", UserWarning)
-                out = x.to_sparse_csr()
+                out = _CSRFeatures(x.to_sparse_csr(), x.t().contiguous().to_sparse_csr())
         self._x_cache = (key, out)
         return out
 
@@ -234,16 +281,23 @@ class NodeGNN(nn.Module):
             adj = torch.sparse_csr_tensor(
                 crow, col[order], weight[order], (num_nodes, num_nodes), check_invariants=False
             )
-        out = _GCNAdjacency(adj)
+            order_t = torch.argsort(col * num_nodes + row)  # the transpose: row = source
+            crow_t = torch.zeros(num_nodes + 1, dtype=torch.long, device=row.device)
+            crow_t[1:] = torch.cumsum(torch.bincount(col, minlength=num_nodes), 0)
+            adj_src = torch.sparse_csr_tensor(
+                crow_t, row[order_t], weight[order_t], (num_nodes, num_nodes), check_invariants=False
+            )
+        out = _GCNAdjacency(adj, adj_src)
         self._adj_cache = (key, out)
         return out
 
     def _conv(self, layer: nn.Module, h: Tensor, graph: Tensor | _GCNAdjacency) -> Tensor:
         if isinstance(graph, _GCNAdjacency):
             # GCNConv.forward with the normalisation done once: lin, propagate, bias
-            out = layer.propagate(graph.adj_t, x=layer.lin(h), edge_weight=None)
+            # == layer.propagate(graph.adj_t, ...): GCNConv's message_and_aggregate is a sum SpMM
+            out = _CSRPropagate.apply(_linear(layer.lin, h), graph.adj_t, graph.adj)
             return out + layer.bias if layer.bias is not None else out
-        return layer(h, graph)
+        return layer(h.x if isinstance(h, _CSRFeatures) else h, graph)
 
     def reset_parameters(self) -> None:
         """Re-initialise every parameter (PyG / torch defaults)."""
@@ -252,7 +306,7 @@ class NodeGNN(nn.Module):
                 module.reset_parameters()
 
     def _apply_layer(self, layer: nn.Module, h: Tensor, edge_index: Tensor) -> Tensor:
-        return layer(h) if self.config.model == "mlp" else self._conv(layer, h, edge_index)
+        return _linear(layer, h) if self.config.model == "mlp" else self._conv(layer, h, edge_index)
 
     def encode(self, x: Tensor, edge_index: Tensor) -> Tensor:
         """Embeddings ``(N, D)``: everything below the output head (no validation)."""
@@ -260,14 +314,18 @@ class NodeGNN(nn.Module):
         h = _input_dropout(x, cfg.input_dropout, self.training) if cfg.input_dropout > 0 else x
         pre_p = cfg.dropout if cfg.pre_dropout is None else cfg.pre_dropout
         if self.pre is not None:
-            h = self.act(self.pre(h))
+            h = self.act(_linear(self.pre, h))
             h = F.dropout(self.pre_norm(h) if self._act_first else h, pre_p, self.training)
+        last = len(self.layers) - 1
         for i, (layer, norm) in enumerate(zip(self.layers, self.norms, strict=True)):
-            if self._act_first:  # the structural-shifts authors' order: norm(act(conv(h)) + h)
-                out = self.act(self._apply_layer(layer, h, edge_index))
+            out = self._apply_layer(layer, h, edge_index)
+            if (i < last or cfg.last_activation) and self._act_first:
+                # the structural-shifts authors' order: norm(act(conv(h)) + h)
+                out = self.act(out)
                 h_new = norm(h + out if self._residual[i] else out)
             else:
-                out = self.act(norm(self._apply_layer(layer, h, edge_index)))
+                if i < last or cfg.last_activation:
+                    out = self.act(norm(out))
                 h_new = h + out if self._residual[i] else out
             h = h_new if i == len(self.layers) - 1 else F.dropout(h_new, cfg.dropout, self.training)
         return h

@@ -126,6 +126,7 @@ def _lebed(model: str) -> NodeGNNConfig:
         norm=None,
         activation="relu",
         head="linear",
+        last_activation=False,  # PyG BasicGNN encoders of the authors' code end without one
     )
 
 
