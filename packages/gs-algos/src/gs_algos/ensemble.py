@@ -164,6 +164,7 @@ class StackedNodeGNN(nn.Module):
         fast, tpl.fast_path = tpl.fast_path, True
         try:
             x = tpl._fast_features(x)
+            x = getattr(x, "x", x)  # prepared sparse features: the CSR matrix itself
             g = tpl._fast_graph(edge_index, n) if cfg.model == "gcn" else None
         finally:
             tpl.fast_path = fast

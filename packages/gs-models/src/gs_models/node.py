@@ -70,13 +70,20 @@ def _make_layer(cfg: NodeGNNConfig, in_ch: int, out_ch: int, *, is_output: bool)
     )
 
 
-def _input_dropout(x: Tensor, p: float, training: bool) -> Tensor:
-    """Dropout of the input features; on a sparse CSR ``x`` only its stored values are drawn.
+def _input_dropout(x, p: float, training: bool):
+    """Dropout of the input features; on sparse features only the stored values are drawn.
 
     Same distribution as dense dropout (a dropped zero stays zero), far fewer random draws on
     bag-of-words features; the dense path is :func:`torch.nn.functional.dropout` itself.
+    ``x`` is a dense tensor, a sparse CSR tensor or the prepared :class:`_CSRFeatures` (whose
+    cached transpose is rebuilt from the dropped matrix, so both stay the same matrix).
     """
-    if not training or x.layout != torch.sparse_csr:
+    if not training:
+        return x
+    if isinstance(x, _CSRFeatures):
+        dropped = _input_dropout(x.x, p, training)
+        return _CSRFeatures(dropped, dropped.t().to_sparse_csr())
+    if x.layout != torch.sparse_csr:
         return F.dropout(x, p, training)
     return torch.sparse_csr_tensor(
         x.crow_indices(), x.col_indices(), F.dropout(x.values(), p, True), x.shape,
