@@ -74,7 +74,8 @@ class Settings:
     pre-training (``pretrain-lebed.py``: Adam lr 1e-3, weight decay 5e-4, 200 epochs) and
     re-training protocol (``lebed_protocol = "authors"``: their ``param_space.txt`` per
     (dataset, model); ``"legacy"`` is our former one). The ``lebed_*`` keys left unset take
-    the protocol's values; ``<shift>_models`` restricts the models of one shift."""
+    the protocol's values; ``<shift>_models`` restricts the models of one shift;
+    ``test_graphs`` scores an evenly spread subset of the test set (unset: every graph)."""
 
     generator: str = "eerm-gat"
     noise_levels: int = 20
@@ -94,6 +95,7 @@ class Settings:
     lebed_epsilon_mode: str | None = None
     lebed_structure_from: str | None = None
     shards: int = 1
+    test_graphs: int | None = None
     feature_models: list[str] | None = None
     domain_models: list[str] | None = None
     temporal_models: list[str] | None = None
@@ -102,7 +104,7 @@ class Settings:
     def __post_init__(self) -> None:
         check_positive(self, "noise_levels", "mask_levels", "domain_graphs", "temporal_graphs",
                        "max_epochs", "patience", "pretrain_lr", "lebed_lr", "lebed_max_steps",
-                       "lebed_epsilon", "shards")
+                       "lebed_epsilon", "shards", "test_graphs")
 
 
 def validate(config: SuiteConfig) -> dict[str, str]:
