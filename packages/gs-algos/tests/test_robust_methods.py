@@ -255,6 +255,66 @@ def test_eerm_explorers_raise_the_risk_variance(synthetic_graph_factory, tiny_gc
     assert loss.item() == pytest.approx(logs["variance"] + meth.beta * logs["loss"], rel=1e-5)
 
 
+def test_eerm_explorer_samples_without_replacement_from_the_softmax():
+    """Gumbel-top-k must give the law of ``torch.multinomial(softmax, k, replacement=False)``:
+    exact pair-inclusion probabilities (sum over both orders of p_a * p_b / (1 - p_a))
+    against the frequencies of 20000 draws; plus the REINFORCE log-probability against
+    ``log_softmax`` gathered by hand."""
+    from itertools import combinations
+
+    from gs_algos.methods.eerm import StructureExplorer
+
+    ex = StructureExplorer(4, 2)
+    with torch.no_grad():
+        ex.logits.copy_(torch.tensor([[0.0, 2.0, -1.0, 1.0]]).repeat(4, 1))
+    ex.logits.data[:, 0] += torch.arange(4.0)  # rows differ
+    torch.manual_seed(0)
+    draws = 20000
+    picks = torch.stack([ex.sample() for _ in range(draws)])  # (draws, 4, 2)
+    assert picks.shape == (draws, 4, 2)
+    assert bool((picks[..., 0] != picks[..., 1]).all())  # without replacement
+    for row in range(4):
+        p = torch.softmax(ex.logits[row].detach().double(), 0)
+        got = {frozenset(map(int, pr)) for pr in picks[:, row]}
+        for a, b in combinations(range(4), 2):
+            exact = float(p[a] * p[b] / (1 - p[a]) + p[b] * p[a] / (1 - p[b]))
+            freq = float(((picks[:, row] == a).any(1) & (picks[:, row] == b).any(1)).double().mean())
+            assert freq == pytest.approx(exact, abs=4 * (exact * (1 - exact) / draws) ** 0.5 + 1e-3)
+        assert got <= {frozenset(c) for c in combinations(range(4), 2)}
+    one = ex.sample()
+    expected = torch.log_softmax(ex.logits, 1).gather(1, one).sum()
+    assert float(ex.log_prob(one).detach()) == pytest.approx(float(expected.detach()), rel=1e-6)
+    ei = torch.tensor([[0, 1], [1, 0]])
+    new_ei, logp = ex(ei, with_log_prob=False)
+    assert logp is None and new_ei.shape[0] == 2
+
+
+def test_eerm_sampler_handles_concentrated_rows_and_the_closed_form_gradient_is_autograds():
+    from gs_algos.methods.eerm import StructureExplorer
+
+    # a row whose weight sits on one column: the later picks come from the rest, exactly
+    ex = StructureExplorer(6, 3)
+    with torch.no_grad():
+        ex.logits.normal_()
+        ex.logits[0, 2] = 60.0
+    torch.manual_seed(1)
+    for _ in range(20):
+        picks = ex.sample()
+        assert all(len(set(r.tolist())) == 3 for r in picks)
+        assert 2 in picks[0].tolist()
+    # REINFORCE gradient: closed form against autograd of -reward * log_prob(picks)
+    ex = StructureExplorer(50, 4)
+    with torch.no_grad():
+        ex.logits.normal_(0, 2)
+    e, cdf, norm = ex.weights()
+    picks = ex.sample(cdf)
+    reward = 0.37
+    ex.logits.grad = None
+    (-(reward * ex.log_prob(picks))).backward()
+    torch.testing.assert_close(ex.reinforce_grad(picks, reward, e, norm), ex.logits.grad,
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_eerm_trains_end_to_end(synthetic_graph, tiny_gcn):
     res = fit_node(tiny_gcn(8, 3), synthetic_graph, EERM(num_envs=2, num_edits=2),
                    _cfg(max_epochs=5))
