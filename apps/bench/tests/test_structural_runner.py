@@ -63,10 +63,26 @@ def test_ci_profile_has_the_twelve_methods_and_authors_runs():
     assert structural.runs({"method": "erm", "dataset": "cora-ml"}, s, cfg.seeds) == 3
     assert structural.runs({"method": "de", "dataset": "cora-ml"}, s, cfg.seeds) == 1
     assert structural.runs({"method": "natpe", "dataset": "cora-ml"}, s, cfg.seeds) == 1
+    # the authors' num_inits of gpn / natpn: 5 runs, the members GPE / NatPE combine
+    assert structural.runs({"method": "gpn", "dataset": "cora-ml"}, s, cfg.seeds) == 5
+    # ci budget: one run of the robustness methods other than ERM; the full profile keeps 3
+    assert structural.runs({"method": "eerm", "dataset": "cora-ml"}, s, cfg.seeds) == 1
+    full_s = load_suite("structural-shifts", "full").settings
+    assert structural.runs({"method": "eerm", "dataset": "cora-ml"},
+                           {**full_s, "skip_missing_datasets": False}, 3) == 3
+    assert s["share_members"] is True
     full = load_suite("structural-shifts", "full")
     assert "random" in full.grid["strategy"] and full.grid["ratio"] == ["50:50", "70:30", "90:10"]
     assert structural.runs({"method": "erm", "dataset": "pubmed"},
                            {**full.settings, "root": "/nonexistent"}, 3) == 0
+
+
+def test_single_models_are_planned_before_the_ensembles_that_reuse_them():
+    jobs = structural.order_jobs([
+        {"params": {"method": m}, "settings": {"ensemble_size": 5}}
+        for m in ("de", "erm", "gpe", "eerm", "gpn", "natpe", "mixup")
+    ])
+    assert [j["params"]["method"] for j in jobs] == ["eerm", "erm", "gpn", "mixup", "de", "gpe", "natpe"]
 
 
 def test_model_presets_follow_the_protocol():
@@ -107,6 +123,11 @@ def test_tiny_run_uses_named_methods_and_writes_the_protocol(tmp_path):
     assert sorted(m["member_seeds"][0] for m in by_method["erm"]) == [43, 44]
     assert by_method["de"][0]["member_seeds"] == [43, 44]
     assert all(len(m["best_epochs"]) == 2 for m in by_method["de"] + by_method["gpe"])
+    # shared members: DE loaded the two ERM runs (same seeds), so 2 ERM + 2 GPN members
+    # were trained, not 6, and DE's members restored the ERM runs' epochs
+    assert len(list((out / "members").glob("*.pt"))) == 4
+    erm_epochs = {m["member_seeds"][0]: m["best_epochs"][0] for m in by_method["erm"]}
+    assert by_method["de"][0]["best_epochs"] == [erm_epochs[43], erm_epochs[44]]
     assert all(m["protocol"] == "authors" and m["split_source"] == "seeded" for v in by_method.values() for m in v)
     text = (out / "report" / "report.md").read_text()
     assert "**Protocol (authors).**" in text and "4 epochs, no early stopping" in text

@@ -243,3 +243,59 @@ def test_batched_ensemble_on_sparse_bag_of_words_features(synthetic_graph):
     for a, b in zip(seq, bat, strict=True):
         for k, v in a.state_dict().items():
             torch.testing.assert_close(b.state_dict()[k].float(), v.float(), atol=2e-5, rtol=1e-4, msg=k)
+
+
+# ----------------------------------------------------------------- shared members
+@pytest.mark.parametrize(("single", "ensemble", "preset"), [("erm", "de", "gcn"), ("gpn", "gpe", "gpn")])
+def test_ensemble_members_are_the_single_model_runs_through_the_cache(
+    synthetic_graph, tmp_path, single, ensemble, preset
+):
+    """The authors' SE run i is DE member i (GPN run i is GPE member i): with a cache the
+    ensemble loads the runs its single-model counterpart trained, and the result equals
+    training every member from scratch; a different training config is a different key."""
+    from gs_algos.node_methods import MemberCache
+    from gs_models import build_model
+
+    kw = dict(hidden_channels=8, latent_dim=4, flow_layers=2) if preset == "gpn" else dict(hidden_channels=8)
+
+    def build():
+        return build_model(preset, 8, 3, **kw)
+
+    cfg = TrainConfig.structural_shifts(max_epochs=3, lr=0.01)
+    cache = MemberCache(tmp_path / "members", tag="synthetic graph, test split")
+    singles = [node_method(single).fit(build, synthetic_graph, cfg, run=r, cache=cache)
+               for r in range(2)]
+    assert cache.hits == 0 and len(list((tmp_path / "members").glob("*.pt"))) == 2
+    ens = node_method(ensemble, num_members=3).fit(build, synthetic_graph, cfg, cache=cache)
+    assert cache.hits == 2  # members 1, 2 (seeds 43, 44) loaded, member 3 trained
+    for run, pred in enumerate(singles):
+        for (k, a), b in zip(pred.models[0].state_dict().items(),
+                             ens.models[run].state_dict().values(), strict=True):
+            torch.testing.assert_close(a, b, rtol=0, atol=0, msg=k)
+    fresh = node_method(ensemble, num_members=3)
+    if single == "erm":  # uncached DE trains its members side by side: other dropout draws
+        fresh.batched = False
+    fresh = fresh.fit(build, synthetic_graph, cfg)
+    torch.testing.assert_close(ens.probs, fresh.probs, rtol=1e-5, atol=1e-6)
+    assert ens.best_epochs == fresh.best_epochs
+    other = MemberCache(tmp_path / "members", tag="synthetic graph, test split")
+    node_method(single).fit(build, synthetic_graph, cfg.replace(lr=0.02), cache=other)
+    assert other.hits == 0
+
+
+def test_member_cache_retrains_an_unreadable_entry(synthetic_graph, tmp_path):
+    from gs_algos.node_methods import MemberCache
+    from gs_models import build_model
+
+    def build():
+        return build_model("gcn", 8, 3, hidden_channels=8)
+
+    cfg = TrainConfig.structural_shifts(max_epochs=2, lr=0.01)
+    cache = MemberCache(tmp_path, tag="t")
+    node_method("erm").fit(build, synthetic_graph, cfg, cache=cache)
+    (path,) = tmp_path.glob("*.pt")
+    path.write_bytes(b"not a checkpoint")
+    again = MemberCache(tmp_path, tag="t")
+    pred = node_method("erm").fit(build, synthetic_graph, cfg, cache=again)
+    assert again.hits == 0 and pred.probs.shape[0] == synthetic_graph.num_nodes
+    assert torch.load(path, weights_only=True)["epoch"] == pred.best_epochs[0]

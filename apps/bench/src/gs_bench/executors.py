@@ -125,8 +125,14 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
-def run_one(runner: str, job: dict[str, Any], log_path: str | None = None) -> dict[str, Any]:
-    """Run one job in this process and return its record (never raises: errors are recorded)."""
+def run_one(
+    runner: str, job: dict[str, Any], log_path: str | None = None, workdir: str | None = None
+) -> dict[str, Any]:
+    """Run one job in this process and return its record (never raises: errors are recorded).
+
+    ``workdir`` (the results folder) reaches the runner as ``job["workdir"]``, e.g. for
+    files shared between jobs such as trained ensemble members; the record keeps ``job``
+    as it was given."""
     handler = None
     root = logging.getLogger()
     if log_path:
@@ -147,7 +153,7 @@ def run_one(runner: str, job: dict[str, Any], log_path: str | None = None) -> di
             torch.set_num_threads(1)
         except ImportError:  # pragma: no cover
             pass
-        metrics = _load(runner)(job)
+        metrics = _load(runner)({**job, "workdir": workdir} if workdir else job)
         status, error = "ok", None
     except Exception as exc:  # noqa: BLE001 - a failing job must not stop the others
         logging.getLogger(__name__).exception("job %s failed", job.get("key"))
@@ -201,7 +207,7 @@ def execute(
         _execute_ray(todo, runner, store, workers, address, _finish)
     elif workers == 1:
         for job in todo:
-            _finish(run_one(runner, job, str(store.log_path(job["key"]))))
+            _finish(run_one(runner, job, str(store.log_path(job["key"])), str(store.root)))
     else:
         import multiprocessing as mp
 
@@ -211,7 +217,8 @@ def execute(
         )
         try:
             pending = {
-                pool.submit(run_one, runner, job, str(store.log_path(job["key"]))) for job in todo
+                pool.submit(run_one, runner, job, str(store.log_path(job["key"])), str(store.root))
+                for job in todo
             }
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -245,7 +252,10 @@ def _execute_ray(todo, runner, store, workers, address, finish) -> None:
         started_here = True
     try:
         remote = ray.remote(num_cpus=1)(run_one)
-        refs = {remote.remote(runner, job, str(store.log_path(job["key"]))): job for job in todo}
+        refs = {
+            remote.remote(runner, job, str(store.log_path(job["key"])), str(store.root)): job
+            for job in todo
+        }
         pending = list(refs)
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)

@@ -23,14 +23,22 @@ def plan_jobs(config: SuiteConfig) -> tuple[list[dict[str, Any]], dict[str, Any]
     runner = load_runner(config.suite)
     fingerprints = runner.validate(config)
     env = environment()
+    seeds = config.seeds
+    max_runs = getattr(runner, "max_runs", None)
+    if max_runs is not None:  # some grid points run more often than `seeds` (e.g. GPN: 5)
+        config = config.with_overrides(seeds=max(config.seeds, max_runs(config.settings, config.seeds)))
     jobs = expand_jobs(config, versions=env["versions"], fingerprints=fingerprints)
     applicable = getattr(runner, "applicable", None)
     if applicable is not None:  # grid points that make no sense (e.g. a domain shift of Cora)
         jobs = [j for j in jobs if applicable(j.params, j.settings)]
     runs = getattr(runner, "runs", None)
     if runs is not None:  # methods with their own number of runs (e.g. one 5-member ensemble)
-        jobs = [j for j in jobs if j.seed < runs(j.params, j.settings, config.seeds)]
-    return [j.as_dict() for j in jobs], env
+        jobs = [j for j in jobs if j.seed < runs(j.params, j.settings, seeds)]
+    out = [j.as_dict() for j in jobs]
+    order = getattr(runner, "order_jobs", None)
+    if order is not None:  # e.g. single models before the ensembles that reuse them
+        out = order(out)
+    return out, env
 
 
 def run_suite(

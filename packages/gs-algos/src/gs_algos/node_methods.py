@@ -26,6 +26,14 @@ training objective, the number of members and how members are combined live here
   structural-shifts paper cites for GPE / NatPE. The two differ by ``(M - 1) * prior`` in
   every ``alpha_c``.
 
+Shared members (:class:`MemberCache`): the authors train the single models and the ensembles
+as separate experiments with the same configuration and seeds (``mpn`` runs 1..3 and
+``mpe`` runs 1..5 of ``default_message_passing_network``; ``gpn`` / ``natpn`` runs 1..5,
+which ``gpe`` / ``natpe`` ensemble), so SE run ``i`` *is* DE member ``i`` and GPN run ``i``
+is GPE member ``i``. With a cache passed to :meth:`NodeMethod.fit`, a member is trained
+once and loaded by every method of its family (``erm``/``de``, ``gpn``/``gpe``,
+``natpn``/``natpe``); the cache key holds everything the member's training depends on.
+
 Seeds (:func:`member_seeds`): the authors seed run ``i`` (1-based) with ``42 + i``
 (``ExperimentConfiguration.random_seed = 42``, ``sync_configs_during_experiment``:
 ``random_seed += init_no``); an ensemble's members are runs 1..5 of the single model
@@ -34,9 +42,11 @@ Seeds (:func:`member_seeds`): the authors seed run ``i`` (1-based) with ``42 + i
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -59,6 +69,7 @@ __all__ = [
     "DeepEnsemble",
     "DirichletEnsemble",
     "DirichletModel",
+    "MemberCache",
     "NODE_METHODS",
     "NodePrediction",
     "SingleModel",
@@ -79,6 +90,54 @@ def member_seeds(run: int, num_members: int = 1, base: int = AUTHORS_BASE_SEED) 
     if run < 0 or num_members < 1:
         raise ValueError(f"run must be >= 0 and num_members >= 1, got {run!r}, {num_members!r}")
     return [base + run * num_members + i for i in range(1, num_members + 1)]
+
+
+class MemberCache:
+    """Trained members on disk, shared by the methods of one family (see the module
+    docstring): ``root/<key>.pt`` holds a member's restored weights and epoch.
+
+    ``tag`` names what the caller knows and the member's training does not show: the
+    dataset and its split, the model preset. :meth:`key` adds the family, the seed, the
+    :class:`~gs_algos.TrainConfig` and the model's parameter shapes. Writes are atomic, so
+    two processes that train the same member at once both leave a whole file.
+    """
+
+    def __init__(self, root: str | Path, tag: str) -> None:
+        self.root = Path(root)
+        self.tag = str(tag)
+        self.hits = 0
+
+    def key(self, family: str, seed: int, config: TrainConfig, model: nn.Module,
+            extra: str = "") -> str:
+        shapes = ";".join(f"{k}:{tuple(v.shape)}" for k, v in model.state_dict().items())
+        text = "\n".join([self.tag, family, str(int(seed)), repr(config.replace(seed=int(seed))),
+                          type(model).__qualname__, shapes, extra])
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def path(self, key: str) -> Path:
+        return self.root / f"{key}.pt"
+
+    def load(self, key: str, model: nn.Module) -> int | None:
+        """Load the member ``key`` into ``model`` (eval mode) and return its restored epoch,
+        or ``None`` if it is not cached (an unreadable file counts as not cached)."""
+        path = self.path(key)
+        if not path.is_file():
+            return None
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+            model.load_state_dict(state["model"])
+        except Exception as exc:  # noqa: BLE001 - a damaged entry is retrained, not fatal
+            log.warning("member cache: ignoring unreadable %s (%s)", path, exc)
+            return None
+        model.eval()
+        self.hits += 1
+        return int(state["epoch"])
+
+    def save(self, key: str, model: nn.Module, epoch: int) -> None:
+        from gs_algos.checkpoint import atomic_save
+
+        state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+        atomic_save({"model": state, "epoch": int(epoch)}, self.path(key))
 
 
 @dataclass
@@ -125,17 +184,41 @@ class NodeMethod:
         masks: Mapping[str, Tensor] | None = None,
         domain: Tensor | None = None,
         num_classes: int | None = None,
+        cache: MemberCache | None = None,
     ) -> NodePrediction:
+        """Train run ``run`` (members seeded by :meth:`seeds`) and predict every node.
+        With ``cache``, members already trained by a method of the same family are
+        loaded instead of trained again, and new ones are stored."""
         raise NotImplementedError
+
+    #: methods with the same family train identical members (``erm`` and ``de``)
+    family = "base"
+
+    def _member(self, build, seed, config, cache, train: Callable[[nn.Module], int],
+                extra: str = "") -> tuple[nn.Module, int]:
+        """Build the member of ``seed`` and train it with ``train(model) -> epoch``, or
+        load it from ``cache``."""
+        model = seeded(build, seed)
+        if cache is None:
+            return model, train(model)
+        key = cache.key(self.family, seed, config, model, extra)
+        epoch = cache.load(key, model)
+        if epoch is None:
+            epoch = train(model)
+            cache.save(key, model, epoch)
+        return model, epoch
 
     def seeds(self, run: int) -> list[int]:
         return member_seeds(run, self.num_members)
 
-    def _train(self, build, data, config, seed, masks, domain, num_classes, method: Method):
-        model = seeded(build, seed)
-        res = fit_node(model, data, method, config.replace(seed=seed), masks=masks,
-                       domain=domain, num_classes=num_classes)
-        return model, res.best.epoch
+    def _train(self, build, data, config, seed, masks, domain, num_classes, method: Method,
+               cache: MemberCache | None = None):
+        def train(model: nn.Module) -> int:
+            res = fit_node(model, data, method, config.replace(seed=seed), masks=masks,
+                           domain=domain, num_classes=num_classes)
+            return res.best.epoch
+
+        return self._member(build, seed, config, cache, train)
 
 
 class SingleModel(NodeMethod):
@@ -143,12 +226,17 @@ class SingleModel(NodeMethod):
 
     def __init__(self, name: str, method: Callable[[], Method]) -> None:
         self.name = name
+        self.family = name
         self.method_factory = method
 
-    def fit(self, build, data, config, *, run=0, masks=None, domain=None, num_classes=None):
+    def fit(self, build, data, config, *, run=0, masks=None, domain=None, num_classes=None,
+            cache=None):
         (seed,) = self.seeds(run)
         meth = self.method_factory()
-        model, epoch = self._train(build, data, config, seed, masks, domain, num_classes, meth)
+        # only ERM members are shared (with DE); a robustness method's trained state (e.g.
+        # EERM's explorers) is not part of a member
+        model, epoch = self._train(build, data, config, seed, masks, domain, num_classes, meth,
+                                   cache if self.name == "erm" else None)
         _, logits = predict_node(model, data, meth)
         probs = torch.softmax(logits, -1)
         h = entropy(probs)
@@ -159,10 +247,12 @@ class DeepEnsemble(NodeMethod):
     """Deep Ensemble of ``num_members`` cross-entropy members (5 in the paper).
 
     ``batched=True`` trains stackable members (:func:`gs_algos.ensemble.stackable`) side
-    by side without early stopping; otherwise (or with early stopping) one by one.
+    by side without early stopping; otherwise (or with early stopping, or with a member
+    cache) one by one, each exactly as the ``erm`` run of its seed (the same family).
     """
 
     name = "de"
+    family = "erm"
 
     def __init__(self, num_members: int = 5, batched: bool = True) -> None:
         if num_members < 2:
@@ -170,11 +260,20 @@ class DeepEnsemble(NodeMethod):
         self.num_members = int(num_members)
         self.batched = bool(batched)
 
-    def fit(self, build, data, config, *, run=0, masks=None, domain=None, num_classes=None):
+    def fit(self, build, data, config, *, run=0, masks=None, domain=None, num_classes=None,
+            cache=None):
         from gs_algos.ensemble import fit_stacked_node, stackable
         from gs_algos.methods.robust import ERM
 
         seeds = self.seeds(run)
+        if cache is not None:
+            models, epochs = [], []
+            for s in seeds:
+                model, epoch = self._train(build, data, config, s, masks, domain, num_classes,
+                                           ERM(), cache)
+                models.append(model)
+                epochs.append(epoch)
+            return self._combine(models, data, epochs)
         models = [seeded(build, s) for s in seeds]
         if self.batched and config.patience is None and config.batch_size is None and stackable(models):
             # one seed for the shared dropout draws of the stack: the first member's
@@ -186,6 +285,10 @@ class DeepEnsemble(NodeMethod):
                 r = fit_node(model, data, ERM(), config.replace(seed=s), masks=masks,
                              domain=domain, num_classes=num_classes)
                 epochs.append(r.best.epoch)
+        return self._combine(models, data, epochs)
+
+    @staticmethod
+    def _combine(models, data, epochs) -> NodePrediction:
         member_probs = torch.stack([torch.softmax(predict_node(m, data)[1], -1) for m in models])
         unc = ensemble_uncertainties(member_probs)
         return NodePrediction(member_probs.mean(0), unc["knowledge"], unc, epochs, models)
@@ -206,30 +309,36 @@ class DirichletModel(NodeMethod):
     """
 
     def __init__(self, name: str, entropy_weight: float = 1e-3, flow_stages: bool = True,
-                 flow_lr: float = 1e-3) -> None:
+                 flow_lr: float = 1e-3, family: str | None = None) -> None:
         self.name = name
+        self.family = family or name
         self.entropy_weight = float(entropy_weight)
         self.flow_stages = bool(flow_stages)
         self.flow_lr = float(flow_lr)
 
-    def _train(self, build, data, config, seed, masks, domain, num_classes, method):
-        model = seeded(build, seed)
-        flow = getattr(model, "flow", None)
-        stages = ["flow", "all", "flow"] if self.flow_stages and isinstance(flow, nn.Module) else ["all"]
-        epoch = -1
-        for i, stage in enumerate(stages):
-            cfg = config.replace(seed=seed + 1000 * i)
-            if stage == "flow":
-                cfg = cfg.replace(lr=self.flow_lr, weight_decay=0.0)
-            epoch = _fit_stage(model, data, method, cfg, masks, domain, num_classes,
-                               only=flow if stage == "flow" else None)
-        return model, epoch
+    def _train(self, build, data, config, seed, masks, domain, num_classes, method, cache=None):
+        def train(model: nn.Module) -> int:
+            flow = getattr(model, "flow", None)
+            stages = (["flow", "all", "flow"] if self.flow_stages and isinstance(flow, nn.Module)
+                      else ["all"])
+            epoch = -1
+            for i, stage in enumerate(stages):
+                cfg = config.replace(seed=seed + 1000 * i)
+                if stage == "flow":
+                    cfg = cfg.replace(lr=self.flow_lr, weight_decay=0.0)
+                epoch = _fit_stage(model, data, method, cfg, masks, domain, num_classes,
+                                   only=flow if stage == "flow" else None)
+            return epoch
 
-    def _fit_members(self, build, data, config, seeds, masks, domain, num_classes):
+        extra = f"bayes {self.entropy_weight!r} stages {self.flow_stages} flow_lr {self.flow_lr!r}"
+        return self._member(build, seed, config, cache, train, extra)
+
+    def _fit_members(self, build, data, config, seeds, masks, domain, num_classes, cache=None):
         alphas, epochs, models = [], [], []
         for s in seeds:
             meth = BayesianLoss(self.entropy_weight)
-            model, epoch = self._train(build, data, config, s, masks, domain, num_classes, meth)
+            model, epoch = self._train(build, data, config, s, masks, domain, num_classes, meth,
+                                       cache)
             alphas.append(dirichlet_alpha(model, data))
             epochs.append(epoch)
             models.append(model)
@@ -241,9 +350,10 @@ class DirichletModel(NodeMethod):
         probs = alpha / alpha.sum(-1, keepdim=True)
         return NodePrediction(probs, unc["evidence"], unc, epochs, models)
 
-    def fit(self, build, data, config, *, run=0, masks=None, domain=None, num_classes=None):
+    def fit(self, build, data, config, *, run=0, masks=None, domain=None, num_classes=None,
+            cache=None):
         alphas, epochs, models = self._fit_members(
-            build, data, config, self.seeds(run), masks, domain, num_classes
+            build, data, config, self.seeds(run), masks, domain, num_classes, cache
         )
         return self._prediction(alphas[0], epochs, models)
 
@@ -251,15 +361,17 @@ class DirichletModel(NodeMethod):
 class DirichletEnsemble(DirichletModel):
     """GPE / NatPE: Bayesian combination of ``num_members`` Dirichlet models."""
 
-    def __init__(self, name: str, num_members: int = 5, entropy_weight: float = 1e-3) -> None:
-        super().__init__(name, entropy_weight)
+    def __init__(self, name: str, num_members: int = 5, entropy_weight: float = 1e-3,
+                 family: str | None = None) -> None:
+        super().__init__(name, entropy_weight, family=family)
         if num_members < 2:
             raise ValueError(f"an ensemble needs num_members >= 2, got {num_members}")
         self.num_members = int(num_members)
 
-    def fit(self, build, data, config, *, run=0, masks=None, domain=None, num_classes=None):
+    def fit(self, build, data, config, *, run=0, masks=None, domain=None, num_classes=None,
+            cache=None):
         alphas, epochs, models = self._fit_members(
-            build, data, config, self.seeds(run), masks, domain, num_classes
+            build, data, config, self.seeds(run), masks, domain, num_classes, cache
         )
         return self._prediction(bayesian_combination(alphas), epochs, models)
 
@@ -300,8 +412,8 @@ NODE_METHODS: dict[str, Callable[[int], NodeMethod]] = {
     "de": lambda k: DeepEnsemble(k),
     "gpn": lambda k: DirichletModel("gpn"),
     "natpn": lambda k: DirichletModel("natpn"),
-    "gpe": lambda k: DirichletEnsemble("gpe", k),
-    "natpe": lambda k: DirichletEnsemble("natpe", k),
+    "gpe": lambda k: DirichletEnsemble("gpe", k, family="gpn"),
+    "natpe": lambda k: DirichletEnsemble("natpe", k, family="natpn"),
 }
 
 

@@ -11,7 +11,12 @@ Each runner module provides
 Optional: ``figures(records, report_dir)``, ``paragraphs(records) -> list[str]`` (text put
 before the suite's tables, e.g. the training protocol), ``applicable(params) -> bool``
 (drop grid points that make no sense) and ``runs(params, settings, seeds) -> int`` (fewer
-runs for some grid points, e.g. one 5-member ensemble against 3 runs of a single model).
+runs for some grid points, e.g. one 5-member ensemble against 3 runs of a single model),
+``max_runs(settings, seeds) -> int`` (plan up to that many runs when ``runs`` gives some
+grid points more than ``seeds``), ``order_jobs(jobs) -> jobs`` (the order the executor starts
+them in). ``run_job`` finds the
+results folder in ``job["workdir"]`` (for files shared between jobs), when the executor
+gives one.
 Report sections follow the order of :data:`RUNNERS` (the papers' order).
 """
 

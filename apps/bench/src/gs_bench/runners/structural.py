@@ -9,6 +9,15 @@ models run with seed ``43 + run``, an ensemble's members with ``43 + 5 run .. 47
 ``seeds`` runs, ensembles ``ensemble_runs`` (the authors: 3 runs of SE, one 5-member DE;
 :func:`runs`).
 
+Shared members (setting ``share_members``, default on): the authors' SE runs 1..3 are DE
+members 1..3 and their GPN / NatPN runs 1..5 are the GPE / NatPE members (the same
+configuration and seeds in separate experiments), so a member is trained once and kept in
+``<out>/members/`` (:class:`gs_algos.node_methods.MemberCache`) for the other method of its
+family. :func:`order_jobs` puts single models before ensembles so that the ensembles find
+them. GPN / NatPN get ``posterior_runs`` runs (the authors' ``num_inits``: 5); DANN, CORAL,
+Mixup and EERM ``robustness_runs`` (unset: ``seeds``; the ``ci`` profile: 1, to fit its time
+budget).
+
 Training protocol (setting ``protocol``): ``"authors"`` (default) = 200 epochs, lowest
 Valid-In loss, the authors' layer order; ``"early-stop"`` = our earlier protocol (best
 Valid-In accuracy, patience 50, conv -> batch norm -> GELU). What each method trains and
@@ -60,6 +69,8 @@ METHODS: dict[str, tuple[str, str]] = {
     "gpe": ("GPE", "structural-shifts-gpn"),
     "natpe": ("NatPE", "structural-shifts-natpn"),
 }
+#: the robustness methods other than ERM (their runs: setting ``robustness_runs``)
+ROBUSTNESS_METHODS = ("dann", "coral", "mixup", "eerm")
 # "se" and "se+mod" are the uncertainty view of the "erm" / "erm+mod" jobs (same training).
 ALIASES = {"se": "erm", "se+mod": "erm+mod"}
 STRATEGIES = ("popularity", "locality", "density", "random")
@@ -94,7 +105,33 @@ def runs(params: dict[str, Any], settings: dict[str, Any], seeds: int) -> int:
     size = int(settings.get("ensemble_size", 5))
     if node_method(_algo_name(params["method"]), size).num_members > 1:
         return min(seeds, int(settings.get("ensemble_runs", 1)))
+    name = _algo_name(params["method"])
+    if name in ("gpn", "natpn") and settings.get("posterior_runs"):
+        return int(settings["posterior_runs"])
+    if name in ROBUSTNESS_METHODS and settings.get("robustness_runs"):
+        return int(settings["robustness_runs"])
     return seeds
+
+
+def max_runs(settings: dict[str, Any], seeds: int) -> int:
+    """The most runs any grid point gets (:func:`runs`): jobs are planned up to it."""
+    extra = [settings.get("posterior_runs"), settings.get("robustness_runs")]
+    return max([seeds, *(int(v) for v in extra if v)])
+
+
+def order_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Single models first (EERM, the longest, leading), ensembles last: with shared
+    members (``share_members``) an ensemble then loads the members its single-model
+    counterpart has trained instead of training them again on another worker."""
+    from gs_algos.node_methods import node_method
+
+    def rank(job: dict[str, Any]) -> int:
+        name = _algo_name(job["params"]["method"])
+        if node_method(name, int(job["settings"].get("ensemble_size", 5))).num_members > 1:
+            return 2
+        return 0 if name == "eerm" else 1
+
+    return sorted(jobs, key=rank)  # stable: the grid order within each rank
 
 
 def _canonical_method(name: str) -> str:
@@ -128,13 +165,16 @@ class Settings:
     patience: int | None = None
     ensemble_size: int = 5
     ensemble_runs: int = 1
+    posterior_runs: int | None = None
+    robustness_runs: int | None = None
+    share_members: bool = True
     domains: int = 10
     skip_missing_datasets: bool = False
     root: str | None = None
 
     def __post_init__(self) -> None:
         check_positive(self, "lr", "max_epochs", "patience", "ensemble_size", "ensemble_runs",
-                       "domains")
+                       "posterior_runs", "robustness_runs", "domains")
 
 
 def validate(config: SuiteConfig) -> dict[str, str]:
@@ -323,7 +363,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     pred = method.fit(
         lambda: build_model(preset, data.num_features, num_classes),
         data, cfg, run=run, masks=masks, domain=getattr(data, "domain", None),
-        num_classes=num_classes,
+        num_classes=num_classes, cache=_member_cache(job, preset),
     )
     y = data.y.numpy()
     probs = pred.probs.numpy()
@@ -353,6 +393,38 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     for name in ("total", "data", "knowledge"):
         out[f"ood_auroc_{name}"] = float(ood_detection_metrics(pred.measures[name].numpy()[test], is_ood).auroc)
     return out
+
+
+#: settings that change how many runs there are, not how a member trains
+_RUN_COUNT_SETTINGS = ("ensemble_runs", "posterior_runs", "robustness_runs",
+                       "skip_missing_datasets", "share_members")
+
+
+def _member_cache(job: dict[str, Any], preset: str):
+    """The run's shared-member cache (``<out>/members``), or ``None`` when the executor
+    gave no work folder or ``share_members`` is off. The tag holds the data, split, preset,
+    settings and package versions: everything a member depends on besides its seed and
+    training configuration (:meth:`gs_algos.node_methods.MemberCache.key`)."""
+    import json
+
+    from gs_algos.node_methods import MemberCache
+
+    settings = job["settings"]
+    if not job.get("workdir") or not settings.get("share_members", True):
+        return None
+    import gs_algos
+    import gs_data
+    import gs_models
+    import gs_splits
+
+    params = {k: v for k, v in job["params"].items() if k != "method"}
+    tag = json.dumps({
+        "suite": job.get("suite"), "params": params, "preset": preset,
+        "settings": {k: v for k, v in settings.items() if k not in _RUN_COUNT_SETTINGS},
+        "data": dataset_fingerprint(params["dataset"], settings.get("root")),
+        "versions": [m.__version__ for m in (gs_splits, gs_data, gs_models, gs_algos)],
+    }, sort_keys=True, default=str)
+    return MemberCache(Path(job["workdir"]) / "members", tag)
 
 
 _SHIFT_ORDER = ("popularity", "locality", "density", "random")
