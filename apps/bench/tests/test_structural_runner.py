@@ -179,3 +179,14 @@ def test_paper_values_beside_cells_for_every_ratio():
     assert "-12.50 % (paper -3.94, Δ -8.56; SS Table 1)" in text
     assert "-12.50 % (paper -7.56, Δ -4.94; SS Table 4)" in text
     assert "75.00 (paper 82.06, Δ -7.06; SS Table 4)" in text
+
+
+def test_ood_tables_score_single_dirichlet_models_by_mutual_information():
+    """The authors' single GPN / NatPN score OOD by knowledge uncertainty (mutual
+    information); their ensembles by minus alpha_0: the table reads the matching record field."""
+    rec = {"metrics": {"ood_auroc": 0.6, "ood_auroc_knowledge": 0.8}}
+    assert structural._ood_auroc(rec, "gpn") == 0.8
+    assert structural._ood_auroc(rec, "natpn") == 0.8
+    assert structural._ood_auroc(rec, "gpe") == 0.6
+    assert structural._ood_auroc(rec, "de") == 0.6
+    assert structural._ood_auroc({"metrics": {"ood_auroc": 0.7}}, "gpn") == 0.7

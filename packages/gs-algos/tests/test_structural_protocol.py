@@ -197,6 +197,12 @@ def test_named_methods_predict_every_node(synthetic_graph, name):
     torch.testing.assert_close(pred.probs.sum(-1), torch.ones(n), atol=1e-5, rtol=0)
     assert len(pred.best_epochs) == meth.num_members == (2 if name in ("de", "natpe") else 1)
     assert all(math.isfinite(float(v)) for v in pred.ood_score[:5])
+    # the authors' OOD scores: mutual information for DE and single GPN / NatPN
+    # (get_knowledge_uncertainty), minus alpha_0 for the Dirichlet ensembles
+    measure = {"se": "total", "de": "knowledge", "gpn": "knowledge", "natpe": "evidence"}[name]
+    torch.testing.assert_close(pred.ood_score, pred.measures[measure], rtol=0, atol=0)
+    if name == "natpe":  # -alpha_0 < 0
+        assert bool((pred.ood_score < 0).all())
     with pytest.raises(ValueError, match="unknown node method"):
         node_method("mc-dropout")
 

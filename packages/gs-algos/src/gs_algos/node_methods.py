@@ -16,10 +16,14 @@ training objective, the number of members and how members are combined live here
 * ``gpn``, ``natpn``: :class:`DirichletModel`, the Bayesian loss (UCE minus
   ``entropy_weight`` x Dirichlet entropy) with the authors' weight ``beta = 0.001``
   (``configs/method_configs/{gpn,natpn}/standard_method_config.yaml``, ``loss_config``);
-  OOD score = minus the total evidence ``alpha_0`` (authors' ``get_knowledge_uncertainty``
-  of their Dirichlet models).
+  OOD score = knowledge uncertainty, the mutual information of the Dirichlet (the authors'
+  ``DirichletNetworkModel.get_knowledge_uncertainty``, ``source/layers/
+  dirichlet_network_model.py``: total minus expected entropy; the ``-alpha_0`` version
+  there is commented out).
 * ``gpe``, ``natpe``: :class:`DirichletEnsemble`, the Bayesian combination of the
-  members (:func:`gs_algos.uncertainty.bayesian_combination`). The authors'
+  members (:func:`gs_algos.uncertainty.bayesian_combination`); OOD score = minus the total
+  evidence ``alpha_0`` (the authors' ``DirichletEnsembleLightningModule.
+  get_knowledge_uncertainty``). The authors'
   ``DirichletEnsembleLightningModule`` sums the members' ``alpha`` *including* each
   member's prior (``alpha = sum_m alpha_m``); we follow the NatPN paper's combination
   (Charpentier et al. 2022, section 3.4: one prior plus the summed evidence), which the
@@ -296,7 +300,8 @@ class DeepEnsemble(NodeMethod):
 
 class DirichletModel(NodeMethod):
     """GPN / NatPN: a model returning ``(embeddings, alpha)`` trained with the Bayesian
-    loss; OOD score = ``-alpha_0``.
+    loss; OOD score = the knowledge uncertainty (mutual information), as the authors'
+    single Dirichlet models.
 
     ``flow_stages=True`` (default) runs the authors' three stages, each with the full
     protocol (``config.max_epochs``, lowest Valid-In loss restored) and starting from the
@@ -344,11 +349,13 @@ class DirichletModel(NodeMethod):
             models.append(model)
         return alphas, epochs, models
 
-    @staticmethod
-    def _prediction(alpha, epochs, models) -> NodePrediction:
+    #: which of :func:`~gs_algos.uncertainty.dirichlet_uncertainties` scores OOD
+    ood_measure = "knowledge"
+
+    def _prediction(self, alpha, epochs, models) -> NodePrediction:
         unc = dirichlet_uncertainties(alpha)
         probs = alpha / alpha.sum(-1, keepdim=True)
-        return NodePrediction(probs, unc["evidence"], unc, epochs, models)
+        return NodePrediction(probs, unc[self.ood_measure], unc, epochs, models)
 
     def fit(self, build, data, config, *, run=0, masks=None, domain=None, num_classes=None,
             cache=None):
@@ -359,7 +366,10 @@ class DirichletModel(NodeMethod):
 
 
 class DirichletEnsemble(DirichletModel):
-    """GPE / NatPE: Bayesian combination of ``num_members`` Dirichlet models."""
+    """GPE / NatPE: Bayesian combination of ``num_members`` Dirichlet models; OOD score =
+    ``-alpha_0`` of the combination (the authors' ensemble module)."""
+
+    ood_measure = "evidence"
 
     def __init__(self, name: str, num_members: int = 5, entropy_weight: float = 1e-3,
                  family: str | None = None) -> None:
