@@ -61,7 +61,7 @@ def main() -> None:
                 print(f"| {name} | {meth} | 0 (the {method.family} runs) | - | 0 |")
                 continue
             if method.num_members > 1:
-                method = node_method(method.family if meth != "de" else "erm", 5)
+                method = node_method(method.family, 5)  # de -> erm, gpe -> gpn, natpe -> natpn
             preset = PRESET.get(meth, "structural-shifts-base")
             t0 = time.process_time()  # CPU time of this one-thread process: fair on a shared machine
             f, c_ = data.num_features, c
