@@ -156,7 +156,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         out = _fit_structured(model, data, masks, params["model"], settings, seed)
         # the paper's text: structured edge joints (GMNN samples, EPFGNN loopy BP)
         metrics = _score(out["node"], y, ei, test, out["edge"], bins, reliability=True)
-        # the released code (src/calibration.py scores every model with EdgewiseMetrics on
+        # the released code (src/evaluation.py scores every model with EdgewiseMetrics on
         # node log-probabilities): product of the structured node marginals
         metrics["product"] = _score(out["node"], y, ei, test, None, bins)
         if "mean_field" in out:  # EPFGNN with naive mean-field test-time inference (Table 4)
@@ -316,7 +316,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     """Tables 1, 3 and 4 of the paper beside ours (percent, mean ± std over runs, Δ = ours - paper).
 
     GMNN / EPFGNN rows: the paper's text definition (edge joints of the structured model) first,
-    then the released code's (``src/calibration.py`` scores every model on node
+    then the released code's (``src/evaluation.py`` scores every model on node
     log-probabilities, i.e. the product of the structured node marginals), and for EPFGNN
     naive mean-field test-time inference (Table 4).
     """
