@@ -190,3 +190,21 @@ def test_ood_tables_score_single_dirichlet_models_by_mutual_information():
     assert structural._ood_auroc(rec, "gpe") == 0.6
     assert structural._ood_auroc(rec, "de") == 0.6
     assert structural._ood_auroc({"metrics": {"ood_auroc": 0.7}}, "gpn") == 0.7
+
+
+def test_off_cells_lists_exactly_the_cells_further_than_five_points_from_the_paper():
+    # CoraML popularity, paper: ERM 85.80 / 82.42 (Table 9), SE 75.67 (Table 16), DE AUROC 70.55;
+    # Mixup has no AUROC row, ERM's AUROC is reported as SE
+    recs = [_rec("cora-ml", "50:50", "erm", "popularity", s, id_acc=0.86, ood_acc=0.70, ood_auroc=0.76)
+            for s in range(2)]
+    recs += [_rec("cora-ml", "50:50", "de", "popularity", 0, id_acc=0.87, ood_acc=0.827, ood_auroc=0.80)]
+    recs += [_rec("cora-ml", "50:50", "mixup", "popularity", 0, id_acc=0.80)]
+    recs += [_rec("cora-ml", "70:30", "erm", "popularity", 0, ood_acc=0.1)]  # no paper cell
+    cells = structural.paper_cells(recs)
+    # ERM: ID, OOD, SE AUROC; DE: ID, OOD, AUROC; Mixup: ID, OOD (no AUROC row)
+    assert len(cells) == 8
+    off = {(c["method"], c["metric"]): round(c["delta"], 2) for c in structural.off_cells(recs)}
+    assert off == {("erm", "ood_acc"): -12.42, ("de", "ood_auroc"): 9.45, ("mixup", "id_acc"): -9.27,
+                   ("mixup", "ood_acc"): -13.65}
+    text = "\n".join(t.to_markdown() for t in structural.tables(recs))
+    assert "Cells more than 5 points from the paper (4 of 8 cells with a paper value)" in text

@@ -522,7 +522,53 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
                 f"ERM accuracy drop ID→OOD and SE OOD-detection AUROC (ID:OOD {ratio}; paper Table 1 layout)",
                 ["dataset", *[f"drop {s}" for s in shifts], *[f"AUROC {s}" for s in shifts]], rows,
             ))
+    off = off_cells(records)
+    if off:
+        out.append(Table(
+            f"Cells more than {OFF_THRESHOLD:g} points from the paper ({len(off)} of {len(paper_cells(records))} cells with a paper value)",
+            ["dataset", "shift", "method", "metric", "n", "ours", "paper", "Δ"],
+            [[c["dataset"], c["shift"], c["method"], c["metric"], str(c["n"]), f"{c['ours']:.2f}",
+              f"{c['paper']:.2f}", f"{c['delta']:+.2f}"] for c in off],
+            note="The gs-bench README gives one sentence of explanation per cell of the committed ci run.",
+        ))
     return out
+
+
+#: a cell further than this (in points) from the paper is listed by :func:`off_cells`
+OFF_THRESHOLD = 5.0
+
+
+def paper_cells(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every 50:50 cell of Tables 9-10 (ID / OOD accuracy) and 16-17 (OOD AUROC) that the
+    records fill and the paper reports: ``{dataset, shift, method, metric, n, ours, paper,
+    delta}`` in percent (``ours`` = mean over the cell's runs), in report order."""
+    groups = group_records(records, ("dataset", "ratio", "method", "strategy"))
+    cells = []
+    for (ds, ratio, meth, sh), recs in sorted(
+        groups.items(), key=lambda kv: (kv[0][0], _SHIFT_ORDER.index(kv[0][3]) if kv[0][3] in _SHIFT_ORDER else 9, kv[0][2])
+    ):
+        if ratio != "50:50":
+            continue
+        canon = _canonical_method(meth)
+        wanted = []
+        if canon in _ROBUSTNESS_ROWS:
+            wanted += [(metric, canon, [r["metrics"][metric] for r in recs]) for metric in ("id_acc", "ood_acc")]
+        if canon not in ("mixup", "dann", "coral", "eerm"):
+            pub_name = {"erm": "se", "erm+mod": "se+mod"}.get(canon, canon)
+            wanted.append(("ood_auroc", pub_name, [_ood_auroc(r, canon) for r in recs]))
+        for metric, pub_name, vals in wanted:
+            pub = published("structural-shifts", ds, sh, pub_name, metric)
+            m, _, n = mean_std(vals)
+            if pub is None or not n or np.isnan(m):
+                continue
+            cells.append({"dataset": ds, "shift": sh, "method": pub_name, "metric": metric, "n": n,
+                          "ours": m * 100, "paper": pub[0], "delta": m * 100 - pub[0]})
+    return cells
+
+
+def off_cells(records: Sequence[dict[str, Any]], threshold: float = OFF_THRESHOLD) -> list[dict[str, Any]]:
+    """The cells of :func:`paper_cells` more than ``threshold`` points from the paper."""
+    return [c for c in paper_cells(records) if abs(c["delta"]) > threshold]
 
 
 def paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
