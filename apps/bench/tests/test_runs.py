@@ -262,3 +262,24 @@ def test_edgewise_tables_show_paper_values_and_structured_variants():
     assert "(paper 79.74, Δ -69.74)" in t4.rows[0][3]  # Table 4, Cora nodewise accuracy
     diffs = next(t for t in tables if "Differences" in t.title)
     assert any("row-normalised" in r[1] for r in diffs.rows)
+
+
+def test_edgewise_off_cells_are_the_cells_further_than_five_points():
+    from gs_bench.runners import edgewise
+
+    # Cora GCN, paper Table 1: 12.47 / 16.64 / 24.18 / 17.87; Table 3: 80.92 node accuracy
+    ece = {"nodewise_ece": 0.1247, "edgewise_ece": 0.2200, "agree_ece": 0.2418, "disagree_ece": 0.1000}
+    acc = {"node_acc": 0.70, "edge_acc": 0.0, "agree_acc": 0.0, "disagree_acc": 0.0}
+    recs = [{"status": "ok", "key": f"g{s}", "metrics": {**ece, **acc},
+             "job": {"suite": "edgewise", "seed": s, "settings": {},
+                     "params": {"dataset": "planetoid-cora", "model": "gcn", "split": 0, "fold": 0}}}
+            for s in range(2)]
+    cells = edgewise.paper_cells(recs)
+    assert len(cells) == 8 and {c["table"] for c in cells} == {"Table 1", "Table 3"}
+    off = {c["metric"]: round(c["delta"], 2) for c in edgewise.off_cells(recs)}
+    from gs_bench.published import published
+
+    paper = {m: published("edgewise", "planetoid-cora", "gcn", m)[0] for m in acc}
+    expected = {"edgewise_ece": round(22.0 - 16.64, 2), "disagree_ece": round(10.0 - 17.87, 2)}
+    expected.update({m: round(v * 100 - paper[m], 2) for m, v in acc.items() if abs(v * 100 - paper[m]) > 5})
+    assert off == expected and "nodewise_ece" not in off and "agree_ece" not in off

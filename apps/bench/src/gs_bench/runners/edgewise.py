@@ -364,9 +364,52 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         note="max abs. Δ: the largest difference to the eq. 1 bins over the runs (they differ only for "
              "confidences exactly on a bin edge k/15).",
     ))
+    off = off_cells(records)
+    if off:
+        out.append(Table(
+            f"Cells more than {OFF_THRESHOLD:g} points from the paper ({len(off)} of {len(paper_cells(records))} cells of Tables 1, 3 and 4)",
+            ["table", "dataset", "model", "metric", "runs", "ours", "paper", "Δ"],
+            [[c["table"], c["dataset"], c["model"], c["metric"], str(c["n"]), f"{c['ours']:.2f}",
+              f"{c['paper']:.2f}", f"{c['delta']:+.2f}"] for c in off],
+            note="The gs-bench README gives one sentence of explanation per cell of the committed ci run.",
+        ))
     out.append(Table("Differences from the paper's setup (generated from the run's settings)",
                      ["", "setting"], [[str(i + 1), d] for i, d in enumerate(differences(records))]))
     return out
+
+
+#: a cell further than this (in points) from the paper is listed by :func:`off_cells`
+OFF_THRESHOLD = 5.0
+
+
+def paper_cells(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every cell of the paper's Tables 1 (ECE), 3 (accuracy) and 4 (EPFGNN, naive mean field)
+    that the records fill: ``{table, dataset, model, metric, n, ours, paper, delta}`` in
+    percent (``ours`` = mean over the runs), GMNN / EPFGNN with the paper's text definition."""
+    from gs_bench.published import EW_ACC_METRICS, EW_ECE_METRICS
+
+    groups = group_records(records, ("dataset", "model"))
+    cells = []
+    for key in sorted(groups, key=lambda k: (k[0], _ORDER.get(k[1], 9), k[1])):
+        ds, model = key
+        recs = groups[key]
+        parts = [("Table 1", None, model, EW_ECE_METRICS), ("Table 3", None, model, EW_ACC_METRICS)]
+        if model == "epfgnn":
+            parts.append(("Table 4", "mean_field", "epfgnn-mean-field", EW_ACC_METRICS + EW_ECE_METRICS))
+        for table, variant, pub_model, metrics in parts:
+            for metric in metrics:
+                pub = published("edgewise", ds, pub_model, metric)
+                m, _, n = mean_std(_values(recs, metric, variant))
+                if pub is None or not n:
+                    continue
+                cells.append({"table": table, "dataset": ds, "model": pub_model, "metric": metric, "n": n,
+                              "ours": m * 100, "paper": pub[0], "delta": m * 100 - pub[0]})
+    return cells
+
+
+def off_cells(records: Sequence[dict[str, Any]], threshold: float = OFF_THRESHOLD) -> list[dict[str, Any]]:
+    """The cells of :func:`paper_cells` more than ``threshold`` points from the paper."""
+    return [c for c in paper_cells(records) if abs(c["delta"]) > threshold]
 
 
 def differences(records: Sequence[dict[str, Any]]) -> list[str]:
