@@ -67,9 +67,13 @@ def ensemble_uncertainties(member_probs: Tensor) -> dict[str, Tensor]:
         raise ValueError(
             f"member_probs must have shape (members, items, classes), got {tuple(member_probs.shape)}"
         )
-    total = entropy(member_probs.mean(0))
-    data = entropy(member_probs).mean(0)
-    return {"total": total, "data": data, "knowledge": (total - data).clamp_min(0)}
+    # float64: the knowledge term is a difference of two entropies of order 1 and can be
+    # as small as 1e-6 when the members agree, below float32's resolution
+    p = member_probs.double()
+    total = entropy(p.mean(0))
+    data = entropy(p).mean(0)
+    out = {"total": total, "data": data, "knowledge": (total - data).clamp_min(0)}
+    return {k: v.to(member_probs.dtype) for k, v in out.items()}
 
 
 def _set_dropout_only(model: nn.Module) -> None:
@@ -169,16 +173,39 @@ def dirichlet_uncertainties(alpha: Tensor) -> dict[str, Tensor]:
     ``knowledge``: their difference (mutual information); ``evidence``: ``-alpha_0``
     (less evidence = more uncertain, the GPN / NatPN OOD score).
     """
-    a0 = alpha.sum(-1, keepdim=True)
-    p = alpha / a0
+    a = alpha.double()
+    a0 = a.sum(-1, keepdim=True)
+    p = a / a0
     total = entropy(p)
-    data = (p * (torch.digamma(a0 + 1) - torch.digamma(alpha + 1))).sum(-1)
-    return {
+    data = (p * (torch.digamma(a0 + 1) - torch.digamma(a + 1))).sum(-1)
+    # knowledge = total - data = sum_c p_c g(alpha_c) - g(alpha_0), g(x) = psi(x + 1) - log x,
+    # evaluated in this form: total and data are both of order 1 while their difference is
+    # about (C - 1) / (2 alpha_0), so subtracting them loses every digit once alpha_0 is
+    # large (float32: alpha_0 > 1e6, where GPN's evidence often is; the OOD AUROC of
+    # mutual information then drops to chance, measured on CoraML: 54.9 -> 82.0)
+    knowledge = (p * _psi1_minus_log(a)).sum(-1) - _psi1_minus_log(a0.squeeze(-1))
+    out = {
         "total": total,
         "data": data,
-        "knowledge": (total - data).clamp_min(0),
+        "knowledge": knowledge.clamp_min(0),
         "evidence": -a0.squeeze(-1),
     }
+    return {k: v.to(alpha.dtype) for k, v in out.items()}
+
+
+def _psi1_minus_log(x: Tensor) -> Tensor:
+    """``psi(x + 1) - log(x)`` for float64 ``x > 0`` without cancellation: below 100 directly
+    (relative error about 1e-13), from 100 on by the asymptotic series of the digamma
+    function (Abramowitz & Stegun 6.3.18), ``1/(2x) - 1/(12x^2) + 1/(120x^4) -
+    1/(252x^6)``, truncation error below ``1/(240 x^8)`` (4e-19 at x = 100)."""
+    x = x.clamp_min(1e-300)
+    small = x < 100
+    xs = torch.where(small, x, torch.full_like(x, 100.0))
+    direct = torch.digamma(xs + 1) - torch.log(xs)
+    inv = 1.0 / torch.where(small, torch.full_like(x, 100.0), x)
+    inv2 = inv * inv
+    series = inv * (0.5 - inv * (1 / 12 - inv2 * (1 / 120 - inv2 / 252)))
+    return torch.where(small, direct, series)
 
 
 class BayesianLoss(Method):
