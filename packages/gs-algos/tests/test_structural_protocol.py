@@ -86,6 +86,30 @@ def test_authors_preset_trains_200_epochs_and_restores_lowest_valid_in_loss(
     assert int(model.epoch) == expect  # the weights (state) of that epoch are restored
 
 
+
+@pytest.mark.parametrize("name", ["dann", "coral", "mixup", "eerm"])
+def test_robustness_methods_follow_the_preset_too(synthetic_graph, tiny_gcn, name):
+    """The robustness family (DANN, CORAL, Mixup, EERM) trains with the same preset as ERM:
+    exactly 200 epochs, and the restored weights are those of the epoch with the lowest
+    Valid-In loss, recomputed here independently from the restored model's predictions."""
+    from gs_algos.engine import predict_node
+    from gs_algos.methods import METHODS
+
+    data = synthetic_graph
+    num_classes = int(data.y.max()) + 1
+    cfg = TrainConfig.structural_shifts()
+    model = tiny_gcn(data.num_features, num_classes, seed=3)
+    method = METHODS[name]()
+    res = fit_node(model, data, method, cfg, domain=data.domain, num_classes=num_classes)
+    assert res.epochs_run == 200 and len(res.history) == 200 and not res.stopped_early
+    losses = [h["metrics"]["in_valid"]["loss"] for h in res.history]
+    assert res.best.epoch == int(np.argmin(losses))
+    _, logits = predict_node(model, data, method)
+    m = data.in_valid_mask
+    restored = float(torch.nn.functional.cross_entropy(logits[m], data.y[m]))
+    assert restored == pytest.approx(min(losses), rel=1e-4)
+    assert restored < losses[-1] or res.best.epoch == 199
+
 def test_early_stop_protocol_stays_available():
     cfg = TrainConfig.structural_shifts("early-stop")
     assert (cfg.max_epochs, cfg.patience, cfg.metric) == (1000, 50, "accuracy")
