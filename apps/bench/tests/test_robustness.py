@@ -136,6 +136,13 @@ def _pid_gone(pid: int) -> bool:
         return True
 
 
+def _default_sigint() -> None:
+    """In the child before exec: SIGINT back to its default. A shell without job control
+    starts background commands (``cmd &``, CI runners, nohup) with SIGINT ignored, the child
+    would inherit that and never see the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_toy_run(tmp_path: Path, workers: int, sleep_s: float, **popen):
     pid_dir = tmp_path / "pids"
     pid_dir.mkdir()
@@ -150,7 +157,7 @@ def _start_toy_run(tmp_path: Path, workers: int, sleep_s: float, **popen):
         proc = subprocess.Popen(
             [sys.executable, str(script), "run", str(suite), "--out", str(tmp_path / "out"),
              "--no-progress", "--workers", str(workers)],
-            stdout=out, stderr=err, env=env, **popen,
+            stdout=out, stderr=err, env=env, preexec_fn=_default_sigint, **popen,
         )
     deadline = time.monotonic() + 240  # a liveness bound, not a speed requirement
     while len(list(pid_dir.iterdir())) < workers:
