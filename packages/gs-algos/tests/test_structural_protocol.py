@@ -86,7 +86,6 @@ def test_authors_preset_trains_200_epochs_and_restores_lowest_valid_in_loss(
     assert int(model.epoch) == expect  # the weights (state) of that epoch are restored
 
 
-
 @pytest.mark.parametrize("name", ["dann", "coral", "mixup", "eerm"])
 def test_robustness_methods_follow_the_preset_too(synthetic_graph, tiny_gcn, name):
     """The robustness family (DANN, CORAL, Mixup, EERM) trains with the same preset as ERM:
@@ -109,6 +108,7 @@ def test_robustness_methods_follow_the_preset_too(synthetic_graph, tiny_gcn, nam
     restored = float(torch.nn.functional.cross_entropy(logits[m], data.y[m]))
     assert restored == pytest.approx(min(losses), rel=1e-4)
     assert restored < losses[-1] or res.best.epoch == 199
+
 
 def test_early_stop_protocol_stays_available():
     cfg = TrainConfig.structural_shifts("early-stop")

@@ -80,7 +80,6 @@ def test_dirichlet_formulas_match_torch_distributions_and_monte_carlo():
     del g
 
 
-
 def _mutual_information_mpmath(alpha: list[float]) -> float:
     """Independent reference: total - expected entropy with 60 significant digits."""
     import mpmath
@@ -132,6 +131,7 @@ def test_ensemble_knowledge_of_nearly_agreeing_members_matches_float64_reference
     got = ensemble_uncertainties(members.float())["knowledge"]
     assert got.dtype == torch.float32
     assert got.double().numpy() == pytest.approx(ref.numpy(), rel=1e-3)
+
 
 def test_bayesian_combination_adds_the_evidence():
     a1 = torch.tensor([[3.0, 1.0]])

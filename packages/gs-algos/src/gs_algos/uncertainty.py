@@ -199,13 +199,12 @@ def _psi1_minus_log(x: Tensor) -> Tensor:
     function (Abramowitz & Stegun 6.3.18), ``1/(2x) - 1/(12x^2) + 1/(120x^4) -
     1/(252x^6)``, truncation error below ``1/(240 x^8)`` (4e-19 at x = 100)."""
     x = x.clamp_min(1e-300)
-    small = x < 100
-    xs = torch.where(small, x, torch.full_like(x, 100.0))
-    direct = torch.digamma(xs + 1) - torch.log(xs)
-    inv = 1.0 / torch.where(small, torch.full_like(x, 100.0), x)
+    low = x.clamp_max(100.0)  # each branch sees only its own range (no inf / nan to mask)
+    direct = torch.digamma(low + 1) - torch.log(low)
+    inv = 1.0 / x.clamp_min(100.0)
     inv2 = inv * inv
     series = inv * (0.5 - inv * (1 / 12 - inv2 * (1 / 120 - inv2 / 252)))
-    return torch.where(small, direct, series)
+    return torch.where(x < 100, direct, series)
 
 
 class BayesianLoss(Method):
