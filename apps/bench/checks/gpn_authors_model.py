@@ -1,6 +1,10 @@
 """Diagnostic check (not part of the package): single-GPN OOD AUROC of the structural-shifts
 `ci` cells with the authors' GPN instead of ours, one run (seed 43) per cell, no member cache.
 
+Since the authors' model became the ``structural-shifts-gpn`` preset, every variant starts from
+the GPN paper's model (``GPNConfig()`` defaults, preset ``structural-shifts-gpn-stadler2021``),
+the preset this check was written against.
+
 Variants (``--variant``):
 
 * ``appnp``   - APPNP K = 5, alpha = 0.2 (authors' ``gpn/standard_method_config.yaml``), rest ours;

@@ -100,19 +100,108 @@ def test_gpn_evidence_and_appnp_against_dense_reference(tiny_graph, float64):
     torch.testing.assert_close(emb, z)
 
 
-def test_natpn_posterior_update(tiny_graph):
+@pytest.mark.parametrize("predictor", ["representation", "latent"])
+def test_natpn_posterior_update(tiny_graph, predictor):
     x, ei, _, _ = tiny_graph
     torch.manual_seed(0)
-    model = build_model("natpn", x.size(1), 3, hidden_channels=16).eval()
+    model = build_model("natpn", x.size(1), 3, hidden_channels=16, predictor=predictor).eval()
     with torch.no_grad():
         out = model.forward_details(x, ei)
-        chi = torch.softmax(model.decoder(out.embeddings), -1)
+        if predictor == "latent":  # our earlier layout: the predictor reads BN(z)
+            chi = torch.softmax(model.decoder(out.embeddings), -1)
+        else:  # the authors': the predictor reads the encoder's representation
+            h = model.encoder.embed(x, ei)
+            chi = torch.softmax(model.decoder(h), -1)
+            torch.testing.assert_close(out.embeddings, model.encoder.head(h))
     evidence = out.alpha - 1.0
     torch.testing.assert_close(evidence / evidence.sum(-1, keepdim=True), chi)
     torch.testing.assert_close(evidence.sum(-1), out.log_evidence.exp())
     torch.testing.assert_close(
         out.log_evidence, (out.log_density + 0.5 * math.log(4 * math.pi) * 16).clamp(-30, 30)
     )
+
+
+def test_natpn_authors_predictor_reads_the_encoder_width_and_has_no_latent_norm():
+    model = build_model("structural-shifts-natpn", 20, 4)
+    assert model.decoder.in_features == 256 and model.encoder.head.out_features == 16
+    assert not hasattr(model, "latent_norm")
+    old = build_model("structural-shifts-natpn-latent-head", 20, 4)
+    assert old.decoder.in_features == 16 and isinstance(old.latent_norm, torch.nn.BatchNorm1d)
+
+
+def test_natpn_projector_and_predictor_share_one_dropout_mask():
+    # train mode: one dropout draw of the representation feeds both the projector (z) and
+    # the predictor (chi); recomputed by hand from the same random state
+    torch.manual_seed(3)
+    x, ei = torch.randn(30, 6), torch.randint(0, 30, (2, 60))
+    model = build_model("natpn", 6, 3, hidden_channels=8, dropout=0.5).train()
+    torch.manual_seed(5)
+    out = model.forward_details(x, ei)
+    torch.manual_seed(5)
+    h = model.encoder.embed(x, ei)
+    h = torch.nn.functional.dropout(h, 0.5, True)
+    torch.testing.assert_close(out.embeddings, model.encoder.head(h))
+    evidence = out.alpha - 1.0
+    ok = evidence.sum(-1) > 1e-3  # rows whose evidence is not lost to float rounding
+    assert bool(ok.any())
+    torch.testing.assert_close(
+        (evidence / evidence.sum(-1, keepdim=True))[ok], torch.softmax(model.decoder(h), -1)[ok]
+    )
+
+
+def test_gpn_authors_encoder_is_linear_gelu_batchnorm_dropout_then_a_projector(float64):
+    # structural-shifts authors' FeedForwardLayer: dropout(norm(act(linear(h)))), 3 x 256,
+    # then a linear projector to 16; checked in eval mode against a hand-written forward
+    torch.manual_seed(0)
+    x = torch.rand(40, 12, dtype=torch.float64)
+    ei = torch.randint(0, 40, (2, 80))
+    model = build_model("structural-shifts-gpn", 12, 3).double()
+    model.train()
+    with torch.no_grad():  # a few train-mode passes give the batch norms running statistics
+        for _ in range(3):
+            model(x, ei)
+    model.eval()
+    enc = model.encoder
+    assert len(enc.layers) == 3 and enc.head.out_features == 16 and model.flow.num_layers == 8
+    h = x
+    with torch.no_grad():
+        for lin, norm in zip(enc.layers, enc.norms, strict=True):
+            assert lin.out_features == 256 and isinstance(norm, torch.nn.BatchNorm1d)
+            h = norm(torch.nn.functional.gelu(lin(h)))
+        z_ref = enc.head(h)
+        z, _ = model(x, ei)
+    torch.testing.assert_close(z, z_ref)
+    assert model.propagation.K == 5 and model.propagation.alpha == pytest.approx(0.2)
+
+
+def test_gpn_frequency_class_factor_lowers_log_evidence_by_log_n(tiny_graph, float64):
+    x, ei, y, mask = tiny_graph
+    x = x.double()
+    torch.manual_seed(0)
+    count = build_model("gpn", x.size(1), 2, hidden_channels=16).double().eval()
+    freq = build_model("gpn", x.size(1), 2, hidden_channels=16, class_factor="frequency")
+    freq = freq.double().eval()
+    freq.load_state_dict(count.state_dict())
+    for m in (count, freq):
+        m.set_class_counts(y, mask)
+    n = int(mask.sum())
+    with torch.no_grad():
+        a, b = count.forward_details(x, ei), freq.forward_details(x, ei)
+    inside = (a.log_evidence.abs() < 29) & (b.log_evidence.abs() < 29)  # away from the clamp
+    assert bool(inside.any())
+    torch.testing.assert_close(
+        (a.log_evidence - b.log_evidence)[inside],
+        torch.full_like(a.log_evidence[inside], math.log(n)),
+    )
+
+
+def test_gpn_rejects_a_graph_encoder():
+    from gs_models.configs import GPNConfig, NodeGNNConfig
+
+    with pytest.raises(ValueError, match="model='mlp'"):
+        GPNConfig(encoder=NodeGNNConfig(model="gcn"))
+    with pytest.raises(ValueError, match="class_factor"):
+        GPNConfig(class_factor="prior")
 
 
 @pytest.mark.parametrize(
@@ -123,7 +212,9 @@ def test_natpn_posterior_update(tiny_graph):
         "natpn",
         "structural-shifts-dirichlet",
         "structural-shifts-gpn",
+        "structural-shifts-gpn-stadler2021",
         "structural-shifts-natpn",
+        "structural-shifts-natpn-latent-head",
     ],
 )
 def test_posterior_modules_train(name, tiny_graph):

@@ -20,6 +20,8 @@ __all__ = [
     "POINT_CLOUD_MODELS",
     "CERTAINTY_BUDGETS",
     "EVIDENCE_ACTIVATIONS",
+    "GPN_CLASS_FACTORS",
+    "NATPN_PREDICTORS",
     "DirichletConfig",
     "EPFGNNConfig",
     "GMNNConfig",
@@ -37,6 +39,8 @@ NORMS = (None, "batch", "layer")
 LAYER_ORDERS = ("conv-norm-act", "conv-act-norm")
 ACTIVATIONS = ("relu", "gelu", "elu", "leaky_relu", "silu", "tanh", "identity")
 EVIDENCE_ACTIVATIONS = ("softplus", "exp", "relu")
+GPN_CLASS_FACTORS = ("count", "frequency")
+NATPN_PREDICTORS = ("latent", "representation")
 CERTAINTY_BUDGETS = ("constant", "exp-half", "exp", "normal")
 
 #: Number of nearest neighbours of the kNN graph per GeSS dataset (GeSS, appendix B / D.1).
@@ -259,11 +263,31 @@ class DirichletConfig:
 class GPNConfig:
     """Graph Posterior Network (Stadler et al., NeurIPS 2021), the GPN of the structural-shifts paper.
 
-    Feature encoder MLP (``hidden_channels``, ``latent_dim``), one radial flow of
-    ``flow_layers`` transformations per class on the latent space, class evidence
-    ``beta_c = N_c * p(z | c)`` scaled by the certainty budget, then APPNP propagation
-    (``appnp_K`` steps, teleport ``appnp_alpha``) of the evidence. Defaults follow the GPN
-    paper (hidden 64, latent 16, 10 radial layers, K=10, alpha=0.1, dropout 0.5).
+    A feature encoder (no graph) maps each node to a ``latent_dim`` latent code, one radial
+    flow of ``flow_layers`` transformations per class gives ``p(z | c)``, the class evidence
+    ``beta_c = f_c * p(z | c)`` is scaled by the certainty budget, then APPNP propagation
+    (``appnp_K`` steps, teleport ``appnp_alpha``) spreads the evidence over the graph.
+
+    The defaults are the GPN paper's model: encoder MLP with one hidden layer
+    (``hidden_channels`` = 64, ReLU, ``dropout`` 0.5), 10 radial layers, K = 10,
+    alpha = 0.1, class factor ``f_c = N_c`` (training count). The structural-shifts
+    authors' model (preset ``structural-shifts-gpn``) sets ``encoder`` instead.
+
+    Parameters
+    ----------
+    encoder : NodeGNNConfig or None
+        The feature encoder as a graph-free :class:`NodeGNNConfig` (``model="mlp"``; its linear
+        head maps to ``latent_dim``). ``None``: the GPN paper's MLP built from
+        ``hidden_channels``, ``dropout`` and ``input_dropout``. The structural-shifts authors'
+        encoder is 3 x (linear 256 -> GELU -> batch norm -> dropout 0.2) and a linear
+        projector 256 -> 16 (``configs/method_configs/gpn/standard_method_config.yaml``
+        ``encoder_config`` / ``projector_config``; layer order of
+        ``source/layers/general.py`` ``FeedForwardLayer``).
+    class_factor : {"count", "frequency"}
+        ``f_c`` of the evidence: ``"count"`` = the training class count ``N_c`` (GPN paper,
+        eq. 4), ``"frequency"`` = ``N_c / N`` (the structural-shifts authors'
+        ``graph_posterior_network_model.py`` ``get_class_probas``), which lowers every
+        log-evidence by ``log N``.
     """
 
     hidden_channels: int = 64
@@ -275,6 +299,8 @@ class GPNConfig:
     input_dropout: float = 0.0
     budget: str = "normal"
     prior: float = 1.0
+    encoder: NodeGNNConfig | None = None
+    class_factor: str = "count"
 
     def __post_init__(self) -> None:
         check_positive_int(self.hidden_channels, "hidden_channels")
@@ -285,8 +311,19 @@ class GPNConfig:
         check_probability(self.dropout, "dropout")
         check_probability(self.input_dropout, "input_dropout")
         _choice(self.budget, "budget", CERTAINTY_BUDGETS)
+        _choice(self.class_factor, "class_factor", GPN_CLASS_FACTORS)
         if not self.prior > 0:
             raise ValueError(f"prior must be > 0, got {self.prior}")
+        if self.encoder is not None:
+            if not isinstance(self.encoder, NodeGNNConfig):
+                raise TypeError(
+                    f"encoder must be a NodeGNNConfig or None, got {type(self.encoder).__name__}"
+                )
+            if self.encoder.model != "mlp" or self.encoder.head != "linear":
+                raise ValueError(
+                    "GPN's feature encoder ignores the graph: encoder must have model='mlp' and "
+                    f"head='linear', got model={self.encoder.model!r}, head={self.encoder.head!r}"
+                )
 
 
 @dataclass(frozen=True)
@@ -294,10 +331,21 @@ class NatPNConfig:
     """Natural Posterior Network (Charpentier et al., ICLR 2022) for node classification.
 
     As in the structural-shifts paper, the encoder has the architecture of the SE model
-    (``encoder``: the base GCN); a linear layer maps its embeddings to a ``latent_dim`` latent
-    space, one radial flow (``flow_layers``) gives the density ``p(z)``, a linear decoder
-    gives class probabilities ``chi``, and the posterior update is
+    (``encoder``: the base GCN, whose linear head is the projector to the ``latent_dim``
+    latent space), one radial flow (``flow_layers``) gives the density ``p(z)``, a linear
+    predictor gives class probabilities ``chi``, and the posterior update is
     ``alpha = prior + N_H * p(z) * chi`` with the certainty budget ``N_H`` (``budget``).
+
+    Parameters
+    ----------
+    predictor : {"representation", "latent"}
+        What the class predictor reads. ``"representation"`` (default): the encoder's
+        ``hidden``-wide representation, the same (dropped-out) tensor the projector reads, and
+        the latent code enters the flow as it is (the structural-shifts authors'
+        ``natural_posterior_network_model.py``: ``predictor_config`` 256 -> C on
+        ``representations``, ``projector`` output straight into the flow). ``"latent"``: our
+        earlier layout, a batch norm on the latent code and the predictor on the normalised
+        latent code.
     """
 
     encoder: NodeGNNConfig = field(default_factory=NodeGNNConfig)
@@ -305,6 +353,7 @@ class NatPNConfig:
     flow_layers: int = 8
     budget: str = "normal"
     prior: float = 1.0
+    predictor: str = "representation"
 
     def __post_init__(self) -> None:
         if not isinstance(self.encoder, NodeGNNConfig):
@@ -312,6 +361,12 @@ class NatPNConfig:
         check_positive_int(self.latent_dim, "latent_dim")
         check_positive_int(self.flow_layers, "flow_layers", minimum=0)
         _choice(self.budget, "budget", CERTAINTY_BUDGETS)
+        _choice(self.predictor, "predictor", NATPN_PREDICTORS)
+        if self.predictor == "representation" and self.encoder.head != "linear":
+            raise ValueError(
+                "predictor='representation' needs an encoder with head='linear' (the projector), "
+                f"got head={self.encoder.head!r}"
+            )
         if not self.prior > 0:
             raise ValueError(f"prior must be > 0, got {self.prior}")
 

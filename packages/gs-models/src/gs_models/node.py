@@ -350,14 +350,22 @@ class NodeGNN(nn.Module):
 
     def forward(self, x: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
         """Return ``(embeddings, logits)``; see the class docstring for shapes."""
+        emb, graph = self._embed(x, edge_index)
+        return emb, self.decode(emb, graph)
+
+    def embed(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        """Embeddings ``(N, D)`` only (inputs validated, fast paths used): the representation a
+        caller feeds to heads of its own, e.g. NatPN's projector and class predictor."""
+        return self._embed(x, edge_index)[0]
+
+    def _embed(self, x: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor | _GCNAdjacency]:
         check_node_features(x, self.in_channels)
         check_edge_index(edge_index, x.size(0))
         if self.uses_graph:
             graph = self._fast_graph(edge_index, x.size(0))
         else:
             graph = edge_index
-        emb = self.encode(self._fast_features(x), graph)
-        return emb, self.decode(emb, graph)
+        return self.encode(self._fast_features(x), graph), graph
 
     def extra_repr(self) -> str:
         return f"in_channels={self.in_channels}, out_channels={self.out_channels}, model={self.config.model!r}"

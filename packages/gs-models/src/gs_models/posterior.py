@@ -172,12 +172,14 @@ class DirichletHead(nn.Module):
 class GraphPosteriorNetwork(nn.Module):
     r"""Graph Posterior Network (Stadler, Charpentier, Geisler, Zügner & Günnemann, NeurIPS 2021).
 
-    1. Feature encoder (MLP, no graph): :math:`z_v = \mathrm{MLP}(x_v) \in \mathbb R^H`.
+    1. Feature encoder (MLP, no graph): :math:`z_v = \mathrm{MLP}(x_v) \in \mathbb R^H`
+       (the GPN paper's one-hidden-layer MLP, or ``config.encoder``).
     2. One radial flow per class on the latent space: :math:`\log p(z_v | c)`.
-    3. Feature evidence (GPN eq. 4): :math:`\beta^{ft}_{vc} = N_c \, p(z_v | c)` times the
+    3. Feature evidence (GPN eq. 4): :math:`\beta^{ft}_{vc} = f_c \, p(z_v | c)` times the
        certainty budget :math:`N_H` (``budget``), computed in log space and clamped to
-       :math:`[-30, 30]`. ``N_c`` are the training class counts (:meth:`set_class_counts`;
-       ones until set).
+       :math:`[-30, 30]`. :math:`f_c` is the training class count :math:`N_c` (GPN paper) or
+       the class frequency :math:`N_c / N` (the structural-shifts authors, ``class_factor``);
+       counts come from :meth:`set_class_counts` (ones until set).
     4. APPNP propagation of the evidence (GPN eq. 5):
        :math:`\beta^{agg} = \mathrm{APPNP}_{K,\alpha}(\beta^{ft})`, and
        :math:`\alpha_v = \text{prior} + \beta^{agg}_v`.
@@ -193,13 +195,17 @@ class GraphPosteriorNetwork(nn.Module):
         self.config = cfg
         self.in_channels = check_positive_int(in_channels, "in_channels")
         self.out_channels = check_positive_int(out_channels, "out_channels")
-        self.encoder = nn.Sequential(
-            nn.Dropout(cfg.input_dropout),
-            nn.Linear(in_channels, cfg.hidden_channels),
-            nn.ReLU(),
-            nn.Dropout(cfg.dropout),
-            nn.Linear(cfg.hidden_channels, cfg.latent_dim),
-        )
+        self.encoder: nn.Module
+        if cfg.encoder is None:  # the GPN paper's encoder
+            self.encoder = nn.Sequential(
+                nn.Dropout(cfg.input_dropout),
+                nn.Linear(in_channels, cfg.hidden_channels),
+                nn.ReLU(),
+                nn.Dropout(cfg.dropout),
+                nn.Linear(cfg.hidden_channels, cfg.latent_dim),
+            )
+        else:  # graph-free NodeGNN (model "mlp"): its linear head is the projector
+            self.encoder = NodeGNN(in_channels, cfg.latent_dim, cfg.encoder)
         self.flow = BatchedRadialFlow(cfg.latent_dim, cfg.flow_layers, num_flows=out_channels)
         self.propagation = APPNP(K=cfg.appnp_K, alpha=cfg.appnp_alpha)
         self.register_buffer("class_counts", torch.ones(out_channels))
@@ -213,12 +219,20 @@ class GraphPosteriorNetwork(nn.Module):
             raise ValueError(f"labels must lie in [0, {self.out_channels - 1}]")
         self.class_counts.copy_(counts.clamp(min=1))
 
+    def log_class_factor(self) -> Tensor:
+        """``log f_c`` (C,): ``log N_c`` (``class_factor="count"``) or ``log(N_c / N)``
+        (``"frequency"``, ``N`` = the sum of the counts, each clamped to at least 1)."""
+        log_counts = torch.log(self.class_counts)
+        if self.config.class_factor == "frequency":
+            return log_counts - torch.log(self.class_counts.sum())
+        return log_counts
+
     def forward_details(self, x: Tensor, edge_index: Tensor) -> PosteriorOutput:
         check_node_features(x, self.in_channels)
         check_edge_index(edge_index, x.size(0))
-        z = self.encoder(x)
+        z = self.encoder(x) if self.config.encoder is None else self.encoder(x, edge_index)[1]
         log_density = self.flow.log_prob(z)  # (N, C)
-        log_ev = (log_density + torch.log(self.class_counts).to(z) + self.log_budget).clamp(
+        log_ev = (log_density + self.log_class_factor().to(z) + self.log_budget).clamp(
             -_LOG_EVIDENCE_CLAMP, _LOG_EVIDENCE_CLAMP
         )
         beta_ft = log_ev.exp()
@@ -235,9 +249,12 @@ class GraphPosteriorNetwork(nn.Module):
 class NaturalPosteriorNetwork(nn.Module):
     r"""Natural Posterior Network (Charpentier et al., ICLR 2022) for node classification.
 
-    Encoder = the SE architecture (a :class:`NodeGNN` whose head maps to ``latent_dim``),
-    one radial flow density :math:`p(z)` on the latent space, a linear decoder giving the
-    class probabilities :math:`\chi = \mathrm{softmax}(Wz + b)`, and the Bayesian update
+    Encoder = the SE architecture (a :class:`NodeGNN` whose linear head, the projector, maps
+    its representation :math:`h` to the latent code :math:`z` of width ``latent_dim``), one
+    radial flow density :math:`p(z)` on the latent space, a linear predictor giving the class
+    probabilities :math:`\chi = \mathrm{softmax}(W h + b)` (``predictor="representation"``,
+    the structural-shifts authors' model; ``"latent"``: :math:`W\,\mathrm{BN}(z) + b` with the
+    flow on :math:`\mathrm{BN}(z)`), and the Bayesian update
     (NatPN eq. 4 for the categorical likelihood)
     :math:`\alpha = \text{prior} + N_H\, p(z)\, \chi` with the certainty budget :math:`N_H`.
 
@@ -253,17 +270,30 @@ class NaturalPosteriorNetwork(nn.Module):
         self.in_channels = check_positive_int(in_channels, "in_channels")
         self.out_channels = check_positive_int(out_channels, "out_channels")
         self.encoder = NodeGNN(in_channels, cfg.latent_dim, cfg.encoder)
-        self.latent_norm = nn.BatchNorm1d(cfg.latent_dim)
         self.flow = BatchedRadialFlow(cfg.latent_dim, cfg.flow_layers, num_flows=1)
-        self.decoder = nn.Linear(cfg.latent_dim, out_channels)
+        if cfg.predictor == "latent":  # our earlier layout
+            self.latent_norm = nn.BatchNorm1d(cfg.latent_dim)
+            self.decoder = nn.Linear(cfg.latent_dim, out_channels)
+        else:
+            self.decoder = nn.Linear(self.encoder.embedding_channels, out_channels)
         self.log_budget = log_certainty_budget(cfg.budget, cfg.latent_dim)
 
     def forward_details(self, x: Tensor, edge_index: Tensor) -> PosteriorOutput:
-        _, z = self.encoder(x, edge_index)
-        z = self.latent_norm(z)
+        if self.config.predictor == "latent":
+            _, z = self.encoder(x, edge_index)
+            z = self.latent_norm(z)
+            logits = self.decoder(z)
+        else:
+            # one dropped-out representation feeds both the projector and the predictor
+            # (the authors' encoder ends each layer with dropout)
+            h = self.encoder.embed(x, edge_index)
+            if len(self.encoder.layers):
+                h = F.dropout(h, self.encoder.config.dropout, self.training)
+            z = self.encoder.head(h)
+            logits = self.decoder(h)
         log_density = self.flow.log_prob(z)[:, 0]
         log_ev = (log_density + self.log_budget).clamp(-_LOG_EVIDENCE_CLAMP, _LOG_EVIDENCE_CLAMP)
-        chi = torch.softmax(self.decoder(z), dim=-1)
+        chi = torch.softmax(logits, dim=-1)
         alpha = self.config.prior + log_ev.exp().unsqueeze(-1) * chi
         return PosteriorOutput(z, alpha, log_ev, log_density)
 
