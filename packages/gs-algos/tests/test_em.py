@@ -10,7 +10,7 @@ import torch
 from torch_geometric.data import Data
 
 from gs_algos import seeded
-from gs_algos.em import EMConfig, fit_epfgnn, fit_gmnn
+from gs_algos.em import EMConfig, fit_epfgnn, fit_gmnn, run_em_rounds
 from gs_models import build_model
 
 
@@ -44,6 +44,12 @@ def test_presets_follow_the_paper():
     g, e = EMConfig.gmnn(), EMConfig.epfgnn()
     assert (g.pretrain_epochs, g.pretrain_patience, g.m_epochs, g.e_epochs, g.em_rounds) == (200, 50, 100, 100, 1)
     assert e.m_patience == 10 and g.m_patience is None
+    # released src/train_epfgnn.py: 100 rounds of <= 50 M epochs, patience 10, EM patience 5
+    assert (e.variant, e.em_rounds, e.m_epochs, e.em_patience) == ("released", 100, 50, 5)
+    v1 = EMConfig.epfgnn("ours-v1")
+    assert (v1.em_rounds, v1.m_epochs, v1.m_patience, v1.em_patience) == (1, 100, 10, None)
+    with pytest.raises(ValueError, match="variant"):
+        EMConfig.gmnn("paper")
     assert (g.lr, g.weight_decay) == (0.01, 5e-4)
     with pytest.raises(ValueError, match="m_patience"):
         EMConfig(m_patience=0)
@@ -53,8 +59,8 @@ def test_presets_follow_the_paper():
 
 def test_epfgnn_em_reduces_loss_and_gives_consistent_marginals(graph):
     data, masks = graph
-    model = seeded(lambda: build_model("edgewise-epfgnn", 6, 2, hidden_channels=16), 0)
-    res = fit_epfgnn(model, data, masks, EMConfig.epfgnn(pretrain_epochs=30, pretrain_patience=None, m_epochs=30, m_patience=None), seed=0)
+    model = seeded(lambda: build_model("edgewise-epfgnn", 6, 2, hidden_channels=16, variant="ours-v1"), 0)
+    res = fit_epfgnn(model, data, masks, EMConfig.epfgnn("ours-v1", pretrain_epochs=30, pretrain_patience=None, m_epochs=30, m_patience=None), seed=0)
     pre = [h[2] for h in res.history if h[0] == "pretrain"]
     m = [h[2] for h in res.history if h[0] == "m_step"]
     assert len(pre) == 30 and len(m) == 30 and res.epochs_run == 60
@@ -72,17 +78,17 @@ def test_epfgnn_em_reduces_loss_and_gives_consistent_marginals(graph):
 
 def test_epfgnn_m_step_stops_on_validation_patience(graph):
     data, masks = graph
-    model = seeded(lambda: build_model("edgewise-epfgnn", 6, 2, hidden_channels=16), 0)
-    res = fit_epfgnn(model, data, masks, EMConfig.epfgnn(pretrain_epochs=20, m_epochs=200, m_patience=3), seed=0)
+    model = seeded(lambda: build_model("edgewise-epfgnn", 6, 2, hidden_channels=16, variant="ours-v1"), 0)
+    res = fit_epfgnn(model, data, masks, EMConfig.epfgnn("ours-v1", pretrain_epochs=20, m_epochs=200, m_patience=3), seed=0)
     m = [h for h in res.history if h[0] == "m_step"]
     assert 3 <= len(m) < 200  # the validation accuracy saturates on this easy graph
 
 
 def test_gmnn_em_reduces_loss_and_gives_consistent_marginals(graph):
     data, masks = graph
-    model = seeded(lambda: build_model("edgewise-gmnn", 6, 2, hidden_channels=16, num_samples=8), 1)
+    model = seeded(lambda: build_model("edgewise-gmnn", 6, 2, hidden_channels=16, num_samples=8, variant="ours-v1"), 1)
     calls = []
-    cfg = EMConfig.gmnn(pretrain_epochs=30, pretrain_patience=None, m_epochs=40, e_epochs=20)
+    cfg = EMConfig.gmnn("ours-v1", pretrain_epochs=30, pretrain_patience=None, m_epochs=40, e_epochs=20)
     res = fit_gmnn(model, data, masks, cfg, seed=0, callback=lambda info: calls.append(info.logs.get("stage", "pretrain")))
     assert len(calls) == len(res.history) == res.epochs_run == 90
     assert calls.count("m_step") == 40 and calls.count("e_step") == 20
@@ -112,13 +118,14 @@ def test_pretraining_uses_the_engine_early_stopping():
     assert all(best.metrics["valid"]["loss"] <= p["loss"] for p in prior)
 
 
+@pytest.mark.parametrize("variant", ["released", "ours-v1"])
 @pytest.mark.parametrize("fit, name", [(fit_gmnn, "edgewise-gmnn"), (fit_epfgnn, "edgewise-epfgnn")])
-def test_same_seed_same_model_and_global_rng_untouched(graph, fit, name):
+def test_same_seed_same_model_and_global_rng_untouched(graph, fit, name, variant):
     data, masks = graph
-    cfg = EMConfig(pretrain_epochs=10, m_epochs=5, e_epochs=5, m_patience=None)
+    cfg = EMConfig(pretrain_epochs=10, m_epochs=5, e_epochs=5, em_rounds=2, m_patience=None, variant=variant)
     states = []
     for _ in range(2):
-        model = seeded(lambda: build_model(name, 6, 2, hidden_channels=8, **({"num_samples": 4} if "gmnn" in name else {})), 0)
+        model = seeded(lambda: build_model(name, 6, 2, hidden_channels=8, variant=variant, **({"num_samples": 4} if "gmnn" in name else {})), 0)
         torch.manual_seed(123)
         before = torch.get_rng_state()
         fit(model, data, masks, cfg, seed=7)
@@ -137,3 +144,56 @@ def test_bad_masks_fail_early(graph):
         fit_gmnn(model, data, {"train": masks["train"].long()})
     with pytest.raises(ValueError, match="selects no node"):
         fit_epfgnn(build_model("edgewise-epfgnn", 6, 2), data, {"train": torch.zeros(60, dtype=torch.bool)})
+
+
+def test_em_rounds_stop_on_their_patience_on_a_scripted_sequence():
+    seq = iter([0.5, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.9])  # best-so-far accuracy after each M-step
+    e_calls = []
+    assert run_em_rounds(100, 5, lambda: next(seq), lambda: e_calls.append(1)) == 7
+    assert len(e_calls) == 7  # the E-step follows every M-step, the last one included
+    seq = iter([0.5, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.9])
+    assert run_em_rounds(8, None, lambda: next(seq), lambda: None) == 8
+    seq = iter([0.5, 0.6, 0.6, 0.7, 0.7, 0.7])  # an improvement resets the count
+    assert run_em_rounds(6, 2, lambda: next(seq), lambda: None) == 6
+
+
+def test_released_epfgnn_em(graph):
+    data, masks = graph
+    model = seeded(lambda: build_model("edgewise-epfgnn", 6, 2, hidden_channels=16), 0)
+    assert model.rezero.numel() == 0
+    cfg = EMConfig.epfgnn(pretrain_epochs=30, pretrain_patience=None, em_rounds=20, m_epochs=10)
+    res = fit_epfgnn(model, data, masks, cfg, seed=0)
+    assert 1 <= res.em_rounds_run <= 20
+    m = [h for h in res.history if h[0] == "m_step"]
+    assert len(m) <= 10 * res.em_rounds_run
+    pairs = torch.unique(torch.sort(data.edge_index, 0).values, dim=1).size(1)
+    assert model.rezero.numel() == pairs and bool(model.rezero.detach().abs().sum() > 0)  # trained from zero
+    train = masks["train"]
+    prop = res.proposal
+    torch.testing.assert_close(prop[train], torch.nn.functional.one_hot(data.y[train], 2).float())
+    torch.testing.assert_close(prop.sum(1), torch.ones(60))
+    x, ei, y = data.x, data.edge_index, data.y
+    test = ~(masks["train"] | masks["valid"])
+    for node in (model.node_marginals(x, ei, y=y, observed_mask=train),
+                 model.node_marginals(x, ei, method="mean_field", proposal=prop)):
+        assert float((node.argmax(1) == y)[test].float().mean()) > 0.75
+    with pytest.raises(ValueError, match="variant"):
+        fit_epfgnn(model, data, masks, EMConfig.epfgnn("ours-v1"))
+
+
+def test_released_gmnn_em(graph):
+    data, masks = graph
+    model = seeded(lambda: build_model("edgewise-gmnn", 6, 2, hidden_channels=16, num_samples=8), 1)
+    cfg = EMConfig.gmnn(pretrain_epochs=30, pretrain_patience=None, m_epochs=40, e_epochs=20)
+    res = fit_gmnn(model, data, masks, cfg, seed=0)
+    m = [h[2] for h in res.history if h[0] == "m_step"]
+    e = [h[2] for h in res.history if h[0] == "e_step"]
+    assert len(m) == 40 and len(e) == 20 and res.em_rounds_run == 1
+    assert m[-1] < 0.5 * m[0]  # one fixed label set: p learns to reproduce it
+    x, ei, y = data.x, data.edge_index, data.y
+    test = ~(masks["train"] | masks["valid"])
+    node, em = model.node_and_edge_marginals(x, ei, y=y, observed_mask=masks["train"])
+    assert float((node.argmax(1) == y)[test].float().mean()) > 0.75
+    torch.testing.assert_close(em, node[ei[0]].unsqueeze(2) * node[ei[1]].unsqueeze(1))
+    with pytest.raises(ValueError, match="variant"):
+        fit_gmnn(model, data, masks, EMConfig.gmnn("ours-v1"))

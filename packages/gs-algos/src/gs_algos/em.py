@@ -14,6 +14,11 @@ logging, callbacks and devices work as for every other method:
   that stops when the validation accuracy has not improved for ``m_patience`` epochs
   (paper, appendix C.2: 10).
 
+``variant="released"`` (the presets' default) follows the authors' released code
+(hans66hsu/structured_uncertainty_metrics, ``src/train_gmnn.py``, ``src/train_epfgnn.py``,
+``src/trainer/``); ``variant="ours-v1"`` keeps our first implementation. The model's
+``config.variant`` must be the same.
+
 Everything runs inside ``torch.random.fork_rng`` seeded with ``seed`` (the caller's global
 RNG is untouched); label draws use a generator seeded with ``seed``.
 """
@@ -33,7 +38,7 @@ from torch import Tensor
 from gs_algos.config import TrainConfig
 from gs_algos.engine import EpochInfo, FitResult, fit_node
 
-__all__ = ["EMConfig", "EMResult", "fit_epfgnn", "fit_gmnn"]
+__all__ = ["EMConfig", "EMResult", "fit_epfgnn", "fit_gmnn", "run_em_rounds"]
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +64,14 @@ class EMConfig:
         EPFGNN: stop an M-step when the validation accuracy of the mean-field marginals has not
         improved (strictly) for this many epochs and restore the best epoch (paper: 10,
         following Wang et al.). ``None``: all ``m_epochs``.
+    em_patience
+        Stop the EM rounds when the best validation accuracy has not improved for this many
+        rounds (``em_patience = 5`` in the released ``src/train_epfgnn.py``). ``None``: all
+        ``em_rounds``.
     lr, weight_decay
         Adam, the paper's GCN settings (0.01 and 5e-4).
+    variant
+        ``"released"`` or ``"ours-v1"`` (see :meth:`gmnn` and :meth:`epfgnn`).
     """
 
     pretrain_epochs: int = 200
@@ -69,15 +80,19 @@ class EMConfig:
     e_epochs: int = 100
     em_rounds: int = 1
     m_patience: int | None = None
+    em_patience: int | None = None
     lr: float = 0.01
     weight_decay: float = 5e-4
+    variant: str = "released"
 
     def __post_init__(self) -> None:
         for name in ("pretrain_epochs", "m_epochs", "e_epochs", "em_rounds"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"{name} must be an integer >= 0, got {v!r}")
-        for name in ("pretrain_patience", "m_patience"):
+        if self.variant not in ("released", "ours-v1"):
+            raise ValueError(f"variant must be 'released' or 'ours-v1', got {self.variant!r}")
+        for name in ("pretrain_patience", "m_patience", "em_patience"):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
                 raise ValueError(f"{name} must be None or an integer >= 1, got {v!r}")
@@ -91,19 +106,30 @@ class EMConfig:
         return replace(self, **changes)
 
     @classmethod
-    def gmnn(cls, **changes) -> EMConfig:
-        """GMNN (appendix C.2): 200 pre-training epochs, one round of 100 M and 100 E epochs."""
-        return cls(**changes)
+    def gmnn(cls, variant: str = "released", **changes) -> EMConfig:
+        """GMNN (appendix C.2): 200 pre-training epochs, one round of 100 M and 100 E epochs.
+
+        Both variants share the numbers (``pre_epoch, epoch = 200, 100`` and ``--iter 1`` in
+        the released ``src/train_gmnn.py`` / ``src/utils.py``); they differ in the loop
+        (:func:`fit_gmnn`).
+        """
+        return cls(**{"variant": variant, **changes})
 
     @classmethod
-    def epfgnn(cls, **changes) -> EMConfig:
-        """EPFGNN (appendix C.2): 200 pre-training epochs, M-step with validation patience 10.
+    def epfgnn(cls, variant: str = "released", **changes) -> EMConfig:
+        """EPFGNN (appendix C.2): 200 pre-training epochs, M-steps with validation patience 10.
 
-        The released ``src/train_epfgnn.py`` repeats up to 100 rounds of 50-epoch M-steps with
-        an EM patience of 5 rounds; the paper's text and our default run one round of at most
-        100 epochs (``em_rounds`` and ``m_epochs`` select the released schedule).
+        ``"released"``: up to 100 EM rounds (``--epf_iter 100`` in ``src/utils.py``) of
+        M-steps of at most 50 epochs (``pre_epoch, epoch = 200, 50``), validation patience 10
+        and EM patience 5 rounds (``patience``, ``em_patience`` in ``src/train_epfgnn.py``).
+        ``"ours-v1"``: one round with an M-step of at most 100 epochs and patience 10 (the
+        paper's text read alone).
         """
-        return cls(**{"m_patience": 10, **changes})
+        if variant == "released":
+            base = {"em_rounds": 100, "m_epochs": 50, "m_patience": 10, "em_patience": 5}
+        else:
+            base = {"m_patience": 10}
+        return cls(**{**base, "variant": variant, **changes})
 
 
 @dataclass
@@ -120,11 +146,18 @@ class EMResult:
         ``"e_step"``.
     epochs_run
         Epochs trained in total over all stages.
+    em_rounds_run
+        EM rounds run.
+    proposal
+        EPFGNN ``released``: the last E-step proposal ``(N, C)`` (probabilities, gold labels
+        on the training nodes), from which the released test-time mean field makes one update.
     """
 
     pretrain: FitResult | None
     history: list[tuple[str, int, float]] = field(default_factory=list)
     epochs_run: int = 0
+    em_rounds_run: int = 0
+    proposal: Tensor | None = None
 
 
 Callback = Callable[[EpochInfo], Any]
@@ -172,6 +205,35 @@ def _report(result: EMResult, callback, stage: str, epoch: int, max_epochs: int,
         callback(EpochInfo(epoch, max_epochs, value, {"stage": stage}, {}, {}))
 
 
+def _check_variant(model: torch.nn.Module, cfg: EMConfig) -> None:
+    variant = getattr(getattr(model, "config", None), "variant", "ours-v1")
+    if variant != cfg.variant:
+        raise ValueError(
+            f"the model's config.variant is {variant!r} but the EMConfig's is {cfg.variant!r}; "
+            "build both with the same variant"
+        )
+
+
+def run_em_rounds(
+    rounds: int, em_patience: int | None, m_step: Callable[[], float], e_step: Callable[[], Any]
+) -> int:
+    """The released EM loop (``src/train_epfgnn.py``, ``main``): per round an M-step, which
+    returns the best validation accuracy so far, then an E-step; stop when that accuracy has
+    not improved (strictly, from 0.0) for ``em_patience`` rounds. Returns the rounds run."""
+    best, bad, done = 0.0, 0, 0
+    for _ in range(rounds):
+        acc = m_step()
+        e_step()
+        done += 1
+        if acc > best:
+            best, bad = acc, 0
+        else:
+            bad += 1
+            if em_patience is not None and bad >= em_patience:
+                break
+    return done
+
+
 def fit_gmnn(
     model: torch.nn.Module,
     data: Any,
@@ -191,12 +253,24 @@ def fit_gmnn(
 
     ``masks``: ``{"train": bool (N,), "valid": bool (N,)}``; labels are ``data.y``.
     ``callback(EpochInfo)`` after every epoch (``info.logs["stage"]`` names the stage).
+
+    ``config.variant == "released"`` (``src/train_gmnn.py``, ``train_p`` / ``train_q``): one
+    label set is drawn from ``q`` per round (gold labels on training nodes) and kept for the
+    whole round; the M-step trains ``p`` on all nodes to predict that label set from itself,
+    the E-step trains ``q`` on all nodes towards ``softmax(p)`` on the same label set (gold on
+    training nodes), both with the mean soft cross-entropy (``Trainer.update_soft``) and no
+    early stopping. ``"ours-v1"``: the steps above, a fresh draw every epoch.
     """
     cfg = config if config is not None else EMConfig.gmnn()
+    _check_variant(model, cfg)
     x, ei = data.x, data.edge_index
     train, valid = _masks(data, masks, x.size(0))
     result = EMResult(pretrain=None)
     _pretrain(model.q, data, train, valid, cfg, seed, callback, result)
+    if cfg.variant == "released":
+        _gmnn_released(model, x, ei, data.y.long().clamp(min=0), train, cfg, seed, callback, result)
+        model.eval()
+        return result
     devices = [x.device.index or 0] if x.device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices):
         torch.manual_seed(seed)
@@ -215,6 +289,7 @@ def fit_gmnn(
 
         unl = ~train
         for _ in range(cfg.em_rounds):
+            result.em_rounds_run += 1
             for epoch in range(cfg.m_epochs):
                 labels = sample_q()
                 model.p.train()
@@ -243,6 +318,93 @@ def fit_gmnn(
     return result
 
 
+def _gmnn_released(model, x, ei, yl, train, cfg: EMConfig, seed: int, callback, result: EMResult) -> None:
+    devices = [x.device.index or 0] if x.device.type == "cuda" else []
+    c = model.out_channels
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        gen = torch.Generator().manual_seed(seed)
+        opt_q = torch.optim.Adam(model.q.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        opt_p = torch.optim.Adam(model.p.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        gold = F.one_hot(yl, c).to(x.dtype)
+        for _ in range(cfg.em_rounds):
+            result.em_rounds_run += 1
+            labels = model.sample_labels(x, ei, 1, gen, yl, train)[0]  # update_p_data
+            inputs = F.one_hot(labels, c).to(x.dtype)
+            for epoch in range(cfg.m_epochs):  # train_p
+                model.p.train()
+                opt_p.zero_grad()
+                loss = F.cross_entropy(model.p(inputs, ei), labels)
+                loss.backward()
+                opt_p.step()
+                _report(result, callback, "m_step", epoch, cfg.m_epochs, loss)
+            model.p.eval()  # update_q_data: Trainer.predict
+            with torch.no_grad():
+                target = torch.softmax(model.p(inputs, ei), dim=1)
+            target = torch.where(train.view(-1, 1), gold, target)
+            for epoch in range(cfg.e_epochs):  # train_q
+                model.q.train()
+                opt_q.zero_grad()
+                loss = -(target * torch.log_softmax(model.q(x, ei)[1], dim=1)).sum(1).mean()
+                loss.backward()
+                opt_q.step()
+                _report(result, callback, "e_step", epoch, cfg.e_epochs, loss)
+
+
+def _epfgnn_released(model, x, ei, yl, train, valid, cfg: EMConfig, seed: int, callback, result: EMResult) -> None:
+    """``src/train_epfgnn.py`` (``init_target_p``, ``train_p``, ``update_target_p``, ``main``)
+    with ``src/trainer/trainer_pwem.py``: the best validation accuracy and its model and
+    optimiser state are kept across rounds, and every M-step ends by restoring them."""
+    devices = [x.device.index or 0] if x.device.type == "cuda" else []
+    c = model.out_channels
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        model.bind_graph(ei)
+        opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        gold = F.one_hot(yl, c).to(x.dtype)
+        has_valid = valid is not None and bool(valid.any())
+
+        def proposal_step(target: Tensor) -> Tensor:
+            model.eval()
+            with torch.no_grad():
+                return model.mean_field_step(model.unary(x, ei)[1], ei, target)
+
+        model.eval()
+        with torch.no_grad():  # init_target_p
+            q0 = torch.softmax(model.unary(x, ei)[1], dim=1)
+        state = {"target": torch.where(train.view(-1, 1), gold, q0), "best": 0.0, "saved": None}
+
+        def m_step() -> float:
+            bad = 0
+            for epoch in range(cfg.m_epochs):
+                model.train()
+                opt.zero_grad()
+                loss = model.star_piecewise_nll(model.unary(x, ei)[1], ei, state["target"])
+                loss.backward()
+                opt.step()
+                _report(result, callback, "m_step", epoch, cfg.m_epochs, loss)
+                q = proposal_step(state["target"])
+                acc = float((q.argmax(1)[valid] == yl[valid]).float().mean()) if has_valid else 0.0
+                if acc > state["best"]:
+                    state["best"] = acc
+                    state["saved"] = (copy.deepcopy(model.state_dict()), copy.deepcopy(opt.state_dict()))
+                    bad = 0
+                else:
+                    bad += 1
+                    if cfg.m_patience is not None and bad >= cfg.m_patience:
+                        break
+            if state["saved"] is not None:
+                model.load_state_dict(state["saved"][0])
+                opt.load_state_dict(state["saved"][1])
+            return state["best"]
+
+        def e_step() -> None:
+            state["target"] = torch.where(train.view(-1, 1), gold, proposal_step(state["target"]))
+
+        result.em_rounds_run = run_em_rounds(cfg.em_rounds, cfg.em_patience, m_step, e_step)
+        result.proposal = state["target"]
+
+
 def fit_epfgnn(
     model: torch.nn.Module,
     data: Any,
@@ -261,13 +423,27 @@ def fit_epfgnn(
        the epoch of best validation accuracy of the clamped mean-field marginals (its first
        epoch at least, as ``train_p`` in the authors' ``src/train_epfgnn.py``) and stops after
        ``m_patience`` epochs without a strict improvement.
+
+    ``config.variant == "released"`` (``src/train_epfgnn.py``): the proposal starts at the
+    pre-trained backbone's softmax (gold labels on training nodes); each round's M-step
+    trains backbone, compatibility and ReZero edge weights on the star-piece objective
+    (:meth:`gs_models.EPFGNN.star_piecewise_nll`) for at most ``m_epochs`` epochs, scoring
+    each epoch by the validation accuracy of one mean-field update from the proposal, and
+    restores the best state seen so far (in any round); the E-step replaces the proposal by one
+    mean-field update from it; rounds stop on ``em_patience`` (:func:`run_em_rounds`).
+    ``result.proposal`` is the last proposal.
     """
     cfg = config if config is not None else EMConfig.epfgnn()
+    _check_variant(model, cfg)
     x, ei = data.x, data.edge_index
     train, valid = _masks(data, masks, x.size(0))
     result = EMResult(pretrain=None)
     _pretrain(model.backbone, data, train, valid, cfg, seed, callback, result)
     yl = data.y.long().clamp(min=0)
+    if cfg.variant == "released":
+        _epfgnn_released(model, x, ei, yl, train, valid, cfg, seed, callback, result)
+        model.eval()
+        return result
     devices = [x.device.index or 0] if x.device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices):
         torch.manual_seed(seed)
@@ -283,6 +459,7 @@ def fit_epfgnn(
             return float((q.argmax(1)[valid] == yl[valid]).float().mean())
 
         for _ in range(cfg.em_rounds):
+            result.em_rounds_run += 1
             model.eval()
             with torch.no_grad():
                 _, u = model.unary(x, ei)

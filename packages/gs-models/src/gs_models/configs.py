@@ -42,6 +42,8 @@ EVIDENCE_ACTIVATIONS = ("softplus", "exp", "relu")
 GPN_CLASS_FACTORS = ("count", "frequency")
 NATPN_PREDICTORS = ("latent", "representation")
 CERTAINTY_BUDGETS = ("constant", "exp-half", "exp", "normal")
+#: ``variant`` of GMNN / EPFGNN: the authors' released code, or our first implementation
+STRUCTURED_VARIANTS = ("released", "ours-v1")
 
 #: Number of nearest neighbours of the kNN graph per GeSS dataset (GeSS, appendix B / D.1).
 GESS_KNN_K: dict[str, int] = {"track": 5, "qmof": 10, "drugood-3d": 3}
@@ -190,12 +192,22 @@ class GMNNConfig:
     genuine conditional ``p(y_n | y_NB(n))`` (a second propagation would route ``y_n`` back
     through the neighbours).
 
-    ``num_samples`` label samples (32 in the paper) give the structured marginals. Each is
-    drawn from ``q`` and then refined by ``gibbs_sweeps`` chromatic Gibbs sweeps of ``p``'s
-    conditionals. ``gibbs_sweeps=0`` (default) is the paper's procedure (neighbour labels
-    sampled from ``q``, ``p``'s conditionals averaged). More sweeps move the samples towards
-    ``p``'s own joint, which ignores the features: use them only together with observed
-    labels (``y``, ``observed_mask``), which anchor the chains.
+    ``variant="released"`` (default) follows the authors' released code
+    (hans66hsu/structured_uncertainty_metrics, ``src/model/model.py``, class ``GMNN``): ``p``
+    is a 2-layer GCN (``C -> p_hidden_channels -> C``, with self-loops, dropout ``p_dropout``)
+    and the node marginals are ``softmax`` of ``p``'s logits averaged over ``num_samples``
+    label sets drawn from ``q`` (gold labels on observed nodes; ``GMNN.forward`` with
+    ``--inference p --num_samples 32``); the edge joints are the products of those node
+    marginals (their ``src/evaluation.py`` scores every model on node log-probabilities).
+
+    ``variant="ours-v1"`` is our earlier model: ``p`` propagates the neighbours' labels once
+    *without* the node's own label (a GCN layer without self-loops) followed by a linear
+    layer, so that its output is a genuine conditional ``p(y_n | y_NB(n))``, and the
+    ``num_samples`` chains give Rao-Blackwellised node and edge marginals. Each chain is drawn
+    from ``q`` and then refined by ``gibbs_sweeps`` chromatic Gibbs sweeps of ``p``'s
+    conditionals (``ours-v1`` only). More sweeps move the samples towards ``p``'s own joint,
+    which ignores the features: use them only together with observed labels (``y``,
+    ``observed_mask``), which anchor the chains.
     """
 
     q: NodeGNNConfig = field(default_factory=_edgewise_gcn)
@@ -203,10 +215,14 @@ class GMNNConfig:
     p_dropout: float = 0.5
     num_samples: int = 32
     gibbs_sweeps: int = 0
+    variant: str = "released"
 
     def __post_init__(self) -> None:
         if not isinstance(self.q, NodeGNNConfig):
             raise TypeError(f"q must be a NodeGNNConfig, got {type(self.q).__name__}")
+        _choice(self.variant, "variant", STRUCTURED_VARIANTS)
+        if self.variant == "released" and self.gibbs_sweeps:
+            raise ValueError("gibbs_sweeps > 0 needs variant='ours-v1' (the released GMNN does not resample)")
         check_positive_int(self.p_hidden_channels, "p_hidden_channels")
         check_probability(self.p_dropout, "p_dropout")
         check_positive_int(self.num_samples, "num_samples")
@@ -221,20 +237,33 @@ class EPFGNNConfig:
     log-potential is one shared (symmetric) ``C x C`` compatibility matrix. Mean field
     (``mean_field_iterations``) is the training-time inference; loopy belief propagation with
     ``lbp_iterations`` (100 in the paper) gives the edge marginals for evaluation.
+
+    ``variant="released"`` (default) follows the authors' ``src/model/model.py`` (class
+    ``EPFGNN``) and ``src/model/PWEM.py``: the compatibility starts at ``(randn + I) / C``,
+    every undirected edge carries a ReZero weight (starting at zero) that scales the
+    compatibility, the M-step objective is over star pieces with degree-redistributed unaries
+    (``unary / (deg + 1)``) and halved compatibility, mean field is one update from the EM
+    proposal, and loopy BP is *max-product* without damping (``src/model/lbp.py``) on unaries
+    whose gaps are capped at 20. ``variant="ours-v1"``: compatibility from zero, no edge
+    weights, edge pieces, sum-product loopy BP with damping ``lbp_damping``.
+    ``lbp_damping=None``: 0 for ``released``, 0.5 for ``ours-v1``.
     """
 
     backbone: NodeGNNConfig = field(default_factory=_edgewise_gcn)
     mean_field_iterations: int = 10
     lbp_iterations: int = 100
-    lbp_damping: float = 0.5
+    lbp_damping: float | None = None
     lbp_tolerance: float = 1e-6
+    variant: str = "released"
 
     def __post_init__(self) -> None:
         if not isinstance(self.backbone, NodeGNNConfig):
             raise TypeError(f"backbone must be a NodeGNNConfig, got {type(self.backbone).__name__}")
+        _choice(self.variant, "variant", STRUCTURED_VARIANTS)
         check_positive_int(self.mean_field_iterations, "mean_field_iterations", minimum=0)
         check_positive_int(self.lbp_iterations, "lbp_iterations")
-        check_probability(self.lbp_damping, "lbp_damping")
+        if self.lbp_damping is not None:
+            check_probability(self.lbp_damping, "lbp_damping")
         if not self.lbp_tolerance >= 0:
             raise ValueError(f"lbp_tolerance must be >= 0, got {self.lbp_tolerance}")
 

@@ -192,8 +192,10 @@ def loopy_belief_propagation(
     iterations: int = 100,
     damping: float = 0.5,
     tolerance: float = 1e-6,
+    edge_scales: Tensor | None = None,
+    product: str = "sum",
 ) -> LBPResult:
-    r"""Sum-product loopy belief propagation (Murphy, Weiss & Jordan 1999), vectorised.
+    r"""Sum-product (or max-product) loopy belief propagation (Murphy, Weiss & Jordan 1999), vectorised.
 
     Model: :math:`p(y) \propto \exp\big(\sum_i u_i(y_i) + \sum_{\{i,j\}} W(y_i, y_j)\big)`
     over the unique undirected pairs of ``edge_index`` (EPFGNN's MRF; edgewise paper,
@@ -214,12 +216,30 @@ def loopy_belief_propagation(
     edge_index : Tensor (2, E)
     iterations, damping, tolerance
         Stop after ``iterations`` or when the largest message change is below ``tolerance``.
+    edge_scales : Tensor (M,), optional
+        One weight per undirected pair (in the order of :func:`undirected_pairs`) multiplying
+        the pairwise log-potential of that pair (EPFGNN's ReZero weights; the released
+        ``LoopyBP.pairwise`` in ``src/model/lbp.py``).
+    product : ``"sum"`` or ``"max"``
+        ``"max"``: max-product messages (``max_a`` instead of ``log sum_a``), as the released
+        ``LoopyBP.update_msg_f2n``; node and pair beliefs are then softmax-normalised
+        max-marginals (``LoopyBP.node_marginals`` / ``edge_marginals``).
     """
     n, c = log_unary.shape
     check_positive_int(iterations, "iterations")
+    if product not in ("sum", "max"):
+        raise ValueError(f"product must be 'sum' or 'max', got {product!r}")
     w = 0.5 * (log_pairwise + log_pairwise.T)
     pairs, _, _ = undirected_pairs(edge_index, n)
     m = pairs.size(1)
+    if edge_scales is not None:
+        if edge_scales.shape != (m,):
+            raise ValueError(f"edge_scales must have shape ({m},) (one per undirected pair), got {tuple(edge_scales.shape)}")
+        w_dir = edge_scales.view(-1, 1, 1) * w.unsqueeze(0)  # (M, C, C)
+        w_msg = torch.cat([w_dir, w_dir])  # (2M, C, C), symmetric per pair
+    else:
+        w_dir = w.unsqueeze(0)
+        w_msg = w.unsqueeze(0)
     # directed messages: d < m runs i->j, d >= m runs j->i
     src = torch.cat([pairs[0], pairs[1]])
     dst = torch.cat([pairs[1], pairs[0]])
@@ -231,7 +251,8 @@ def loopy_belief_propagation(
         done = step
         incoming = scatter(msg, dst, dim=0, dim_size=n, reduce="sum")
         cavity = log_unary[src] + incoming[src] - msg[rev]  # (2M, C) over a = y_src
-        new = torch.logsumexp(cavity.unsqueeze(2) + w.unsqueeze(0), dim=1)  # (2M, C) over b = y_dst
+        joint = cavity.unsqueeze(2) + w_msg
+        new = torch.logsumexp(joint, dim=1) if product == "sum" else joint.amax(dim=1)  # (2M, C) over b
         new = new - torch.logsumexp(new, dim=1, keepdim=True)
         if damping > 0:
             new = torch.log((1 - damping) * new.exp() + damping * msg.exp())
@@ -245,7 +266,7 @@ def loopy_belief_propagation(
     i, j = pairs[0], pairs[1]
     ci = node_log[i] - msg[m:]  # exclude message j -> i (directed index m + k runs j -> i)
     cj = node_log[j] - msg[:m]  # exclude message i -> j
-    pair_log = ci.unsqueeze(2) + cj.unsqueeze(1) + w.unsqueeze(0)
+    pair_log = ci.unsqueeze(2) + cj.unsqueeze(1) + w_dir
     pair_marg = torch.softmax(pair_log.reshape(m, -1), dim=1).reshape(m, c, c)
     return LBPResult(node_marg, pair_marg, pairs, done, residual)
 
@@ -284,6 +305,14 @@ class EPFGNN(nn.Module):
     - ``edge_marginals(x, edge_index) -> (E, C, C)``: loopy BP (evaluation, 100 iterations in
       the edgewise paper) or mean field (``method="mean_field"``).
     - training: :func:`gs_algos.em.fit_epfgnn` (EM, edgewise paper, appendix C.2).
+
+    ``config.variant == "released"`` (default) is the authors' model
+    (hans66hsu/structured_uncertainty_metrics, ``src/model/model.py``, class ``EPFGNN``):
+    ``W`` starts at ``(randn + I) / C`` (drawn from the global RNG at construction), every
+    undirected pair ``e`` carries a ReZero weight ``r_e`` (``rezero_coefficients``, zeros)
+    so that its log-potential is ``r_e W``; the weights are sized by :meth:`bind_graph`
+    (called by the EM training; unbound means all zero). ``"ours-v1"``: ``W`` from zeros and
+    no edge weights.
     """
 
     def __init__(
@@ -293,12 +322,93 @@ class EPFGNN(nn.Module):
         self.config = config if config is not None else EPFGNNConfig()
         self.in_channels, self.out_channels = in_channels, out_channels
         self.backbone = NodeGNN(in_channels, out_channels, self.config.backbone)
-        self.compat_raw = nn.Parameter(torch.zeros(out_channels, out_channels))
+        self.released = self.config.variant == "released"
+        if self.released:  # model.py: (torch.randn(C, C) + torch.eye(C)) / C
+            init = (torch.randn(out_channels, out_channels) + torch.eye(out_channels)) / out_channels
+        else:
+            init = torch.zeros(out_channels, out_channels)
+        self.compat_raw = nn.Parameter(init)
+        self.rezero = nn.Parameter(torch.zeros(0))
 
     @property
     def compatibility(self) -> Tensor:
         """Symmetric pairwise log-potential ``W`` (C, C)."""
         return 0.5 * (self.compat_raw + self.compat_raw.T)
+
+    def bind_graph(self, edge_index: Tensor) -> None:
+        """Size the ReZero edge weights (zeros, one per undirected pair) for ``edge_index``
+        (``released`` only; ``model.py`` ``rezero_coefficients = zeros(E / 2)``). Create the
+        optimiser after this call."""
+        if not self.released:
+            return
+        m = undirected_pairs(edge_index, int(edge_index.max()) + 1 if edge_index.numel() else 0)[0].size(1)
+        if self.rezero.numel() != m:
+            self.rezero = nn.Parameter(torch.zeros(m, dtype=self.compat_raw.dtype, device=self.compat_raw.device))
+
+    def edge_weights(self, edge_index: Tensor, num_nodes: int) -> Tensor | None:
+        """ReZero weight of every undirected pair (``None`` for ``ours-v1``: all one)."""
+        if not self.released:
+            return None
+        m = undirected_pairs(edge_index, num_nodes)[0].size(1)
+        if self.rezero.numel() == 0:
+            return torch.zeros(m, dtype=self.compat_raw.dtype, device=self.compat_raw.device)
+        if self.rezero.numel() != m:
+            raise ValueError(
+                f"the edge weights were bound to a graph with {self.rezero.numel()} undirected pairs, "
+                f"this one has {m}: call bind_graph(edge_index) before training on it"
+            )
+        return self.rezero
+
+    def redistributed_unary(self, log_unary: Tensor, edge_index: Tensor) -> Tensor:
+        """Unaries divided by ``deg + 1`` (``model.py`` ``get_energies``: ``unary / self.deg``
+        with ``deg = degree(row) + 1``): each node's unary is shared by its own star piece
+        and those of its ``deg`` neighbours."""
+        n = log_unary.size(0)
+        pairs, _, _ = undirected_pairs(edge_index, n)
+        ones = torch.ones(pairs.size(1), dtype=log_unary.dtype, device=log_unary.device)
+        deg = scatter(torch.cat([ones, ones]), torch.cat([pairs[0], pairs[1]]), dim=0, dim_size=n, reduce="sum")
+        return log_unary / (deg + 1).view(-1, 1)
+
+    def star_piecewise_nll(self, log_unary: Tensor, edge_index: Tensor, targets: Tensor) -> Tensor:
+        r"""The released M-step objective (``src/model/PWEM.py``: ``BPLeafToRoot_edge_rezero`` and
+        ``PWLoss_edge_rezero``; ``Trainer_PWEM.update_edge_rezero``).
+
+        One piece per node ``i``: its star ``{i} + N(i)`` with unaries ``x = u / (deg + 1)``
+        (:meth:`redistributed_unary`) and pairwise ``r_ij W / 2``,
+
+        .. math:: \log Z_i = \log\sum_b \exp\big(x_i(b) + \textstyle\sum_{j\in N(i)} \log\sum_a \exp(x_j(a) + r_{ij} W(a,b)/2)\big),
+
+        and the loss is :math:`-\frac1N\sum_i \big[x_i^\top t_i + \sum_{j} (x_j^\top t_j + r_{ij}\, t_i^\top W t_j / 2) - \log Z_i\big]`
+        with soft targets ``t`` (one-hot for labelled nodes, the E-step proposal otherwise).
+        """
+        n = log_unary.size(0)
+        pairs, _, _ = undirected_pairs(edge_index, n)
+        ctr = torch.cat([pairs[0], pairs[1]])  # the piece's centre i
+        nb = torch.cat([pairs[1], pairs[0]])  # its neighbour j
+        r = self.edge_weights(edge_index, n)
+        r2 = torch.cat([r, r]) if r is not None else torch.ones(ctr.numel(), dtype=log_unary.dtype, device=log_unary.device)
+        x = self.redistributed_unary(log_unary, edge_index)
+        wh = self.compatibility / 2
+        msg = torch.logsumexp(x[nb].unsqueeze(2) + r2.view(-1, 1, 1) * wh.unsqueeze(0), dim=1)  # (2M, C) over y_i
+        log_z = torch.logsumexp(x + scatter(msg, ctr, dim=0, dim_size=n, reduce="sum"), dim=1)
+        gain_e = (x[nb] * targets[nb]).sum(1) + r2 * ((targets[ctr] @ wh) * targets[nb]).sum(1)
+        gain = (x * targets).sum(1) + scatter(gain_e, ctr, dim=0, dim_size=n, reduce="sum") - log_z
+        return -gain.mean()
+
+    def mean_field_step(self, log_unary: Tensor, edge_index: Tensor, q: Tensor) -> Tensor:
+        r"""One mean-field update from ``q`` (N, C):
+        :math:`q'_i = \mathrm{softmax}(u_i + \sum_{j\in N(i)} r_{ij} W q_j)` (``src/model/PWEM.py``
+        ``MFUpdate_edge_rezero``, used by ``EPFGNN.inference``: the E-step and the released
+        test-time mean field). Returns probabilities."""
+        n = log_unary.size(0)
+        pairs, _, _ = undirected_pairs(edge_index, n)
+        src = torch.cat([pairs[0], pairs[1]])
+        dst = torch.cat([pairs[1], pairs[0]])
+        r = self.edge_weights(edge_index, n)
+        msg = q[src] @ self.compatibility.T
+        if r is not None:
+            msg = torch.cat([r, r]).view(-1, 1) * msg
+        return torch.softmax(log_unary + scatter(msg, dst, dim=0, dim_size=n, reduce="sum"), dim=1)
 
     def unary(self, x: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
         """Backbone ``(embeddings, unary log-potentials)``."""
@@ -324,10 +434,13 @@ class EPFGNN(nn.Module):
         src = torch.cat([pairs[0], pairs[1]])
         dst = torch.cat([pairs[1], pairs[0]])
         w = self.compatibility
+        r = self.edge_weights(edge_index, n)
+        r2 = torch.cat([r, r]).view(-1, 1) if r is not None else None
         log_q = torch.log_softmax(u, dim=1)
         for _ in range(its):
             q = log_q.exp()
-            field = scatter(q[src] @ w.T, dst, dim=0, dim_size=n, reduce="sum")
+            msg = q[src] @ w.T
+            field = scatter(msg if r2 is None else r2 * msg, dst, dim=0, dim_size=n, reduce="sum")
             log_q = torch.log_softmax(u + field, dim=1)
         return log_q
 
@@ -345,18 +458,34 @@ class EPFGNN(nn.Module):
         y: Tensor | None = None,
         observed_mask: Tensor | None = None,
     ) -> LBPResult:
-        """Loopy BP on the MRF defined by ``x`` (optionally clamping observed labels)."""
+        """Loopy BP on the MRF defined by ``x`` (optionally clamping observed labels).
+
+        ``released``: as ``EPFGNN.loopy_bp`` in ``src/model/model.py``: max-product, no damping,
+        pairwise ``r_e W``, unaries shifted to a row maximum of 0 with gaps capped at 20
+        (``unary.clamp_(max=20)`` on energies) and observed nodes at 0 for the gold label, -20
+        for the others.
+        """
         _, u = self.unary(x, edge_index)
         _check_labels(y, observed_mask, x.size(0), self.out_channels)
-        u = _clamp_unary(u, y, observed_mask)
         cfg = self.config
+        if self.released:
+            u = (u - u.amax(1, keepdim=True)).clamp(min=-20.0)
+            if observed_mask is not None:
+                gold = torch.full_like(u, -20.0)
+                gold.scatter_(1, y.long().view(-1, 1), 0.0)
+                u = torch.where(observed_mask.view(-1, 1), gold, u)
+        else:
+            u = _clamp_unary(u, y, observed_mask)
+        damping = cfg.lbp_damping if cfg.lbp_damping is not None else (0.0 if self.released else 0.5)
         res = loopy_belief_propagation(
             u,
             self.compatibility,
             edge_index,
             iterations=cfg.lbp_iterations,
-            damping=cfg.lbp_damping,
+            damping=damping,
             tolerance=cfg.lbp_tolerance,
+            edge_scales=self.edge_weights(edge_index, x.size(0)),
+            product="max" if self.released else "sum",
         )
         if res.residual > 1e-3:
             logger.warning(
@@ -375,13 +504,21 @@ class EPFGNN(nn.Module):
         method: str = "lbp",
         y: Tensor | None = None,
         observed_mask: Tensor | None = None,
+        proposal: Tensor | None = None,
     ) -> Tensor:
-        """Node marginals ``(N, C)`` by loopy BP (default) or mean field."""
+        """Node marginals ``(N, C)`` by loopy BP (default) or mean field.
+
+        ``method="mean_field"`` with ``proposal`` (N, C): one update from it
+        (:meth:`mean_field_step`), the released test-time inference (``src/train_epfgnn.py``
+        evaluates ``model.inference(target_p, ...)`` with the last E-step proposal).
+        """
         if method == "lbp":
             return self.lbp(x, edge_index, y=y, observed_mask=observed_mask).node_marginals
         if method == "mean_field":
             _, u = self.unary(x, edge_index)
             _check_labels(y, observed_mask, x.size(0), self.out_channels)
+            if proposal is not None:
+                return self.mean_field_step(u, edge_index, proposal)
             return self.mean_field(u, edge_index, y=y, observed_mask=observed_mask).exp()
         raise ValueError(f"method={method!r} is not accepted; choose 'lbp' or 'mean_field'")
 
@@ -456,6 +593,26 @@ class NeighbourLabelNet(nn.Module):
         return self.lin(F.dropout(h, self.dropout, self.training))
 
 
+class LabelGCN(nn.Module):
+    """The released GMNN ``p`` network: a 2-layer GCN (with self-loops) on label distributions.
+
+    ``src/model/model.py`` (hans66hsu/structured_uncertainty_metrics): ``gnnp = GCN(C, C,
+    num_hidden=64, drop_rate=0.5, num_layers=2)``, class ``GCN`` (conv, ReLU, dropout, conv).
+    Input ``(N, C)`` (one-hot label samples), output ``(N, C)`` logits. The self-loops let a
+    node's own input label reach its output, so this is not a conditional ``p(y_n | y_NB(n))``.
+    """
+
+    def __init__(self, num_classes: int, hidden: int, dropout: float) -> None:
+        super().__init__()
+        self.conv1 = GCNConv(num_classes, hidden)
+        self.conv2 = GCNConv(hidden, num_classes)
+        self.dropout = dropout
+
+    def forward(self, labels: Tensor, edge_index: Tensor) -> Tensor:
+        h = F.dropout(F.relu(self.conv1(labels, edge_index)), self.dropout, self.training)
+        return self.conv2(h, edge_index)
+
+
 class GMNN(nn.Module):
     r"""Graph Markov Neural Network (Qu, Bengio & Tang, ICML 2019) as used in the edgewise paper.
 
@@ -473,7 +630,12 @@ class GMNN(nn.Module):
          \hat p(y_i=a, y_j=b) = \frac{1}{2S}\sum_s \big[\pi^{(s)}_i(a)\,1(y^{(s)}_j=b) + 1(y^{(s)}_i=a)\,\pi^{(s)}_j(b)\big],
          \qquad \hat p(y_i=a) = \frac{1}{2S}\sum_s \big[\pi^{(s)}_i(a) + 1(y^{(s)}_i=a)\big],
 
-      so every edge marginal sums to one and its marginals equal the node marginals exactly.
+      so every edge marginal sums to one and its marginals equal the node marginals exactly
+      (``config.variant == "ours-v1"``).
+    - ``config.variant == "released"`` (default): ``p`` is :class:`LabelGCN` and the node
+      marginals are ``softmax`` of ``p``'s logits averaged over the ``num_samples`` label sets
+      (``GMNN.forward`` with ``args.inference == "p"`` in the released ``src/model/model.py``);
+      the edge marginals are their products (the released ``src/evaluation.py``).
     """
 
     def __init__(
@@ -483,13 +645,40 @@ class GMNN(nn.Module):
         self.config = config if config is not None else GMNNConfig()
         self.in_channels, self.out_channels = in_channels, out_channels
         self.q = NodeGNN(in_channels, out_channels, self.config.q)
-        self.p = NeighbourLabelNet(
-            out_channels, self.config.p_hidden_channels, self.config.p_dropout
-        )
+        self.released = self.config.variant == "released"
+        net = LabelGCN if self.released else NeighbourLabelNet
+        self.p = net(out_channels, self.config.p_hidden_channels, self.config.p_dropout)
 
     @property
     def _dtype(self) -> torch.dtype:
-        return self.p.lin.weight.dtype
+        return next(self.p.parameters()).dtype
+
+    @torch.no_grad()
+    def sample_labels(
+        self, x: Tensor, edge_index: Tensor, num: int, generator: torch.Generator,
+        y: Tensor | None = None, observed: Tensor | None = None,
+    ) -> Tensor:
+        """``num`` label sets ``(num, N)`` drawn from ``q`` (eval mode, ``tau = 1``), observed
+        nodes set to ``y`` (``update_p_data`` with ``draw="smp"``, ``use_gold=1``)."""
+        was_training = self.q.training
+        self.q.eval()
+        q_prob = torch.softmax(self.q(x, edge_index)[1].float(), dim=1)
+        self.q.train(was_training)
+        states = torch.multinomial(q_prob.cpu(), num, replacement=True, generator=generator).T.to(x.device)
+        if observed is not None:
+            states[:, observed] = y[observed].long()
+        return states
+
+    @torch.no_grad()
+    def p_logits(self, states: Tensor, edge_index: Tensor) -> Tensor:
+        """``p``'s logits ``(S, N, C)`` on each label set of ``states`` ``(S, N)`` (one batched
+        graph of ``S`` copies; ``p`` in its current train/eval mode)."""
+        s, n = states.shape
+        c = self.out_channels
+        offs = (torch.arange(s, device=states.device) * n).view(-1, 1, 1)
+        big = (edge_index.long().unsqueeze(0) + offs).permute(1, 0, 2).reshape(2, -1)
+        onehot = F.one_hot(states.reshape(-1), c).to(self._dtype)
+        return self.p(onehot, big).view(s, n, c)
 
     def forward(self, x: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
         """``q``'s ``(embeddings, logits)``."""
@@ -562,6 +751,14 @@ class GMNN(nn.Module):
         check_edge_index(edge_index, x.size(0))
         _check_labels(y, observed_mask, x.size(0), self.out_channels)
         c = self.out_channels
+        if self.released:
+            gen = torch.Generator(device="cpu").manual_seed(seed)
+            was_training = self.training
+            self.eval()
+            states = self.sample_labels(x, edge_index, self.config.num_samples, gen, y, observed_mask)
+            node = torch.softmax(self.p_logits(states, edge_index).mean(0), dim=1)
+            self.train(was_training)
+            return node, mean_field_edge_marginals(node, edge_index)
         states, pi, _ = self._chains(x, edge_index, y, observed_mask, seed)
         ind = F.one_hot(states, c).to(pi.dtype)  # (S, N, C)
         node = 0.5 * (pi + ind).mean(0)
