@@ -110,6 +110,98 @@ def test_robustness_methods_follow_the_preset_too(synthetic_graph, tiny_gcn, nam
     assert restored < losses[-1] or res.best.epoch == 199
 
 
+# ------------------------------------------------------- batch-norm updates per step
+def test_batch_norm_updates_equal_k_identical_passes():
+    from gs_algos.engine import batch_norm_updates
+
+    torch.manual_seed(0)
+    x = torch.randn(50, 6) * 3 + 1
+    ref, ours = nn.BatchNorm1d(6), nn.BatchNorm1d(6)
+    ref.train(), ours.train()
+    for _ in range(4):
+        ref(x)
+    with batch_norm_updates(ours, 4):
+        assert ours.momentum == pytest.approx(1 - 0.9**4)
+        ours(x)
+    assert ours.momentum == 0.1  # restored
+    torch.testing.assert_close(ours.running_mean, ref.running_mean)
+    torch.testing.assert_close(ours.running_var, ref.running_var)
+    one = nn.BatchNorm1d(6).train()
+    one(x)
+    assert not torch.allclose(one.running_mean, ref.running_mean)  # k matters
+
+
+class _AuthorsStep(ERM):
+    """The structural-shifts authors' training step (``general_step``): the loss's forward,
+    then three uncertainty estimates, each one more forward pass under ``torch.no_grad()``
+    with the model still in train mode."""
+
+    def training_loss(self, model, batch, epoch):
+        loss, logs = super().training_loss(model, batch, epoch)
+        with torch.no_grad():
+            for _ in range(3):
+                batch.forward(model)
+        return loss, logs
+
+
+def test_four_norm_updates_per_step_is_the_authors_training_step(synthetic_graph):
+    """Without dropout the three extra passes are identical, so ``norm_updates_per_step=4``
+    must give the authors' weights and batch-norm statistics after every epoch."""
+    from gs_models import build_model
+
+    data = synthetic_graph
+    make = lambda: build_model("gcn", data.num_features, 3, hidden_channels=12,  # noqa: E731
+                               num_layers=2, dropout=0.0, norm="batch",
+                               layer_order="conv-act-norm")
+    cfg = TrainConfig.structural_shifts(max_epochs=15, lr=0.01)
+    assert cfg.norm_updates_per_step == 4
+    ours, theirs = seeded(make, 1), seeded(make, 1)
+    r1 = fit_node(ours, data, ERM(), cfg)
+    r2 = fit_node(theirs, data, _AuthorsStep(), cfg.replace(norm_updates_per_step=1))
+    assert r1.best.epoch == r2.best.epoch
+    sa, sb = ours.state_dict(), theirs.state_dict()
+    for k in sa:
+        if k.endswith("num_batches_tracked"):
+            continue
+        torch.testing.assert_close(sa[k], sb[k], atol=1e-5, rtol=1e-4, msg=k)
+    plain = seeded(make, 1)
+    fit_node(plain, data, ERM(), cfg.replace(norm_updates_per_step=1))
+    rm = [k for k in sa if k.endswith("running_mean")][0]
+    assert not torch.allclose(plain.state_dict()[rm], sa[rm], atol=1e-5)
+
+
+def test_norm_updates_per_method_follow_who_trained_it(synthetic_graph, monkeypatch):
+    """ERM (and DE's members) use the authors' 4 passes, GPN / NatPN 5 in their training
+    stage and 1 in the flow stages, the GOOD-trained robustness methods 1."""
+    import gs_algos.node_methods as nm
+    from gs_models import build_model
+
+    seen: list[int] = []
+    real = nm.fit_node
+
+    def spy(model, data, method, cfg, **kw):
+        seen.append(cfg.norm_updates_per_step)
+        return real(model, data, method, cfg.replace(max_epochs=2), **kw)
+
+    monkeypatch.setattr(nm, "fit_node", spy)
+    data = synthetic_graph
+    cfg = TrainConfig.structural_shifts()
+    nc = int(data.y.max()) + 1
+    expect = {"erm": [4], "dann": [1], "coral": [1], "mixup": [1], "eerm": [1],
+              "gpn": [1, 5, 1], "natpn": [1, 5, 1]}
+    for name, want in expect.items():
+        seen.clear()
+        model = {"gpn": "structural-shifts-gpn", "natpn": "structural-shifts-natpn"}.get(
+            name, "structural-shifts-base")
+        method = node_method(name)
+        method.fit(lambda m=model: build_model(m, data.num_features, nc), data, cfg,
+                   domain=data.domain, num_classes=nc)
+        assert seen == want, name
+    assert TrainConfig.structural_shifts("early-stop").norm_updates_per_step == 1
+    with pytest.raises(ValueError, match="norm_updates_per_step"):
+        TrainConfig(norm_updates_per_step=0)
+
+
 def test_early_stop_protocol_stays_available():
     cfg = TrainConfig.structural_shifts("early-stop")
     assert (cfg.max_epochs, cfg.patience, cfg.metric) == (1000, 50, "accuracy")

@@ -16,6 +16,7 @@ import copy
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -368,6 +369,25 @@ class _Loop:
         )
 
 
+@contextmanager
+def batch_norm_updates(model: nn.Module, k: int):
+    """Within the block, every batch norm of ``model`` with momentum ``m`` updates its running
+    statistics with momentum ``1 - (1 - m)^k``: one train-mode pass then leaves the statistics
+    that ``k`` identical passes leave, ``r <- (1-m)^k r + (1 - (1-m)^k) mu``
+    (:attr:`TrainConfig.norm_updates_per_step`). Momenta are restored on exit."""
+    saved = []
+    if k > 1:
+        for mod in model.modules():
+            if isinstance(mod, nn.modules.batchnorm._BatchNorm) and mod.momentum is not None:
+                saved.append((mod, mod.momentum))
+                mod.momentum = 1.0 - (1.0 - mod.momentum) ** k
+    try:
+        yield
+    finally:
+        for mod, m in saved:
+            mod.momentum = m
+
+
 def _config_key(cfg: TrainConfig) -> dict:
     from dataclasses import asdict
 
@@ -567,10 +587,11 @@ def fit_node(
                     res[p]["loss"] = v
             return res
 
-        return _Loop(
-            model, meth, cfg, train_epoch, evaluate, callback, checkpoint_dir,
-            checkpoint_every, resume,
-        ).run()
+        with batch_norm_updates(model, int(cfg.norm_updates_per_step)):
+            return _Loop(
+                model, meth, cfg, train_epoch, evaluate, callback, checkpoint_dir,
+                checkpoint_every, resume,
+            ).run()
 
 
 def _node_minibatches(data, train_idx, y, domain, cfg: TrainConfig, gen) -> list[Batch]:
@@ -758,7 +779,8 @@ def fit_graph(
                 res[p] = evaluate_outputs(out, eval_y[p], cfg.task)
             return res
 
-        return _Loop(
-            model, meth, cfg, train_epoch, evaluate, callback, checkpoint_dir,
-            checkpoint_every, resume,
-        ).run()
+        with batch_norm_updates(model, int(cfg.norm_updates_per_step)):
+            return _Loop(
+                model, meth, cfg, train_epoch, evaluate, callback, checkpoint_dir,
+                checkpoint_every, resume,
+            ).run()

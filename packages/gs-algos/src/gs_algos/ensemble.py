@@ -95,6 +95,9 @@ class StackedNodeGNN(nn.Module):
         self._n_layers = len(members[0].layers)
         self._residual = list(members[0]._residual)
         self._norm_kind = self.config.norm
+        #: batch-norm momentum of every member (torch's default, as ``NodeGNN``'s norms);
+        #: ``fit_stacked_node`` raises it for ``TrainConfig.norm_updates_per_step > 1``
+        self.norm_momentum = 0.1
 
     @classmethod
     def from_members(cls, members: Sequence[nn.Module]) -> StackedNodeGNN:
@@ -139,7 +142,8 @@ class StackedNodeGNN(nn.Module):
             rv = self.p(f"{prefix}.running_var").view(-1)
             if self.training:
                 self.p(f"{prefix}.num_batches_tracked").add_(1)
-            return F.batch_norm(h, rm, rv, w.reshape(-1), b.reshape(-1), self.training, 0.1, 1e-5)
+            return F.batch_norm(h, rm, rv, w.reshape(-1), b.reshape(-1), self.training,
+                                self.norm_momentum, 1e-5)
         n = h.size(0)
         hm = F.layer_norm(h.reshape(n, m, width), (width,), eps=1e-5)
         return (hm * w + b).reshape(n, m * width)
@@ -259,6 +263,8 @@ def fit_stacked_node(
         if part not in masks or int(masks[part].sum()) == 0:
             raise ValueError(f"part {part!r} missing or empty among the masks {sorted(masks)}")
     stack = StackedNodeGNN(members)
+    k = int(config.norm_updates_per_step)
+    stack.norm_momentum = 1.0 - (1.0 - stack.norm_momentum) ** k  # see batch_norm_updates
     train, sel = masks[config.train_part], masks[config.select_on[0]]
     y = data.y
     m = stack.num_members

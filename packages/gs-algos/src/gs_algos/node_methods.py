@@ -226,16 +226,25 @@ class NodeMethod:
 
 
 class SingleModel(NodeMethod):
-    """One model trained with a :mod:`gs_algos.methods` method; SE uncertainty."""
+    """One model trained with a :mod:`gs_algos.methods` method; SE uncertainty.
 
-    def __init__(self, name: str, method: Callable[[], Method]) -> None:
+    ``norm_updates`` (if given) replaces the config's ``norm_updates_per_step``: the
+    robustness methods of the structural-shifts paper were trained in the GOOD framework,
+    whose training step runs the model once, not with the authors' modules (4 passes).
+    """
+
+    def __init__(self, name: str, method: Callable[[], Method],
+                 norm_updates: int | None = None) -> None:
         self.name = name
         self.family = name
         self.method_factory = method
+        self.norm_updates = norm_updates
 
     def fit(self, build, data, config, *, run=0, masks=None, domain=None, num_classes=None,
             cache=None):
         (seed,) = self.seeds(run)
+        if self.norm_updates is not None:
+            config = config.replace(norm_updates_per_step=self.norm_updates)
         meth = self.method_factory()
         # only ERM members are shared (with DE); a robustness method's trained state (e.g.
         # EERM's explorers) is not part of a member
@@ -330,7 +339,12 @@ class DirichletModel(NodeMethod):
             for i, stage in enumerate(stages):
                 cfg = config.replace(seed=seed + 1000 * i)
                 if stage == "flow":
-                    cfg = cfg.replace(lr=self.flow_lr, weight_decay=0.0)
+                    # the authors' flow modules run the model once per step
+                    cfg = cfg.replace(lr=self.flow_lr, weight_decay=0.0, norm_updates_per_step=1)
+                elif cfg.norm_updates_per_step > 1:
+                    # their GPN / NatPN modules: the loss's pass + data (1) + knowledge (total
+                    # and data: 2) + total (1) uncertainty passes, one more than MPN's
+                    cfg = cfg.replace(norm_updates_per_step=cfg.norm_updates_per_step + 1)
                 epoch = _fit_stage(model, data, method, cfg, masks, domain, num_classes,
                                    only=flow if stage == "flow" else None)
             return epoch
@@ -415,10 +429,10 @@ def _robust(name: str) -> Callable[[], Method]:
 #: name -> factory ``(num_members) -> NodeMethod`` (``num_members`` is used by ensembles).
 NODE_METHODS: dict[str, Callable[[int], NodeMethod]] = {
     "erm": lambda k: SingleModel("erm", _robust("erm")),
-    "dann": lambda k: SingleModel("dann", _robust("dann")),
-    "coral": lambda k: SingleModel("coral", _robust("coral")),
-    "eerm": lambda k: SingleModel("eerm", _robust("eerm")),
-    "mixup": lambda k: SingleModel("mixup", _robust("mixup")),
+    "dann": lambda k: SingleModel("dann", _robust("dann"), norm_updates=1),
+    "coral": lambda k: SingleModel("coral", _robust("coral"), norm_updates=1),
+    "eerm": lambda k: SingleModel("eerm", _robust("eerm"), norm_updates=1),
+    "mixup": lambda k: SingleModel("mixup", _robust("mixup"), norm_updates=1),
     "de": lambda k: DeepEnsemble(k),
     "gpn": lambda k: DirichletModel("gpn"),
     "natpn": lambda k: DirichletModel("natpn"),
