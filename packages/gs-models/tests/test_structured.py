@@ -277,3 +277,39 @@ def test_max_product_lbp_gives_max_marginals_on_trees(seed, n, c):
     soft = np.exp(flat - flat.max(1, keepdims=True))
     np.testing.assert_allclose(res.pair_marginals.numpy().reshape(len(pairs), -1),
                                soft / soft.sum(1, keepdims=True), atol=1e-8)
+
+
+def test_released_epfgnn_lbp_clamp_writes_gold_unaries_to_the_first_rows(float64):
+    # src/model/model.py EPFGNN.loopy_bp: E = -u; E[train] = 1e5; E.scatter_(1, gt, gt_ue) on the
+    # full (N, C) tensor puts the k-th training node's gold energy on row k (issue 15)
+    torch.manual_seed(0)
+    model = build_model("edgewise-epfgnn", 4, 3).eval()
+    ei, x = _four_nodes(), torch.randn(4, 4)
+    model.bind_graph(ei)  # zero edge weights: the node beliefs are softmax of the clamped unaries
+    y = torch.tensor([0, 1, 2, 1])
+    obs = torch.tensor([False, False, True, True])
+    u = model.backbone(x, ei)[1]
+    energy = -u.clone()
+    gt = y[obs].view(-1, 1)
+    gt_ue = torch.gather(energy[obs], 1, gt)
+    energy[obs] = 1e5
+    energy.scatter_(1, gt, gt_ue)
+    energy = (energy - energy.amin(1, keepdim=True)).clamp(max=20)
+    expected = torch.softmax(-energy, 1)
+    node = model.node_marginals(x, ei, y=y, observed_mask=obs)
+    torch.testing.assert_close(node, expected)
+    # the training rows are flat, rows 0 and 1 carry the gold energies of nodes 2 and 3
+    torch.testing.assert_close(node[2:], torch.full((2, 3), 1 / 3, dtype=node.dtype))
+    rows = u[:2].clone()
+    rows[0, 2], rows[1, 1] = u[2, 2], u[3, 1]
+    torch.testing.assert_close(model.released_clamped_unary(u, y, obs)[:2],
+                               (rows - rows.amax(1, keepdim=True)).clamp(min=-20))
+    # lbp_clamp="observed": the intended clamp, gold label on the training rows
+    fixed = build_model("edgewise-epfgnn", 4, 3, lbp_clamp="observed").eval()
+    fixed.bind_graph(ei)
+    fixed.load_state_dict(model.state_dict())
+    node = fixed.node_marginals(x, ei, y=y, observed_mask=obs)
+    torch.testing.assert_close(node[:2], torch.softmax(u[:2], 1))
+    assert (node[[2, 3], [2, 1]] > 0.999).all()
+    with pytest.raises(ValueError, match="lbp_clamp"):
+        build_model("edgewise-epfgnn", 4, 3, lbp_clamp="rows")

@@ -449,6 +449,32 @@ class EPFGNN(nn.Module):
         emb, u = self.unary(x, edge_index)
         return emb, self.mean_field(u, edge_index)
 
+    def released_clamped_unary(
+        self, log_unary: Tensor, y: Tensor | None, observed_mask: Tensor | None
+    ) -> Tensor:
+        r"""The unaries the released loopy BP runs on (``EPFGNN.loopy_bp``, ``src/model/model.py``).
+
+        On energies ``E = -u``: ``E[train] = 1e5``, then ``E.scatter_(1, gt, gt_ue)`` with
+        ``gt = y[train]`` and ``gt_ue`` the training nodes' gold energies (training nodes in
+        index order), then ``E - min_c E`` capped at 20. The scatter runs on the full
+        ``(N, C)`` tensor, so the k-th training node's gold energy is written to **row k**,
+        column ``gt[k]``. The training rows stay flat (all 1e5, so 0 after the shift), and
+        rows ``0 .. n_train - 1`` get one class overwritten.
+        ``config.lbp_clamp == "observed"`` instead writes it to the k-th training node (gold
+        0, others -20). Returns negative energies: row maximum 0, gaps at most 20.
+        """
+        u = log_unary
+        if observed_mask is not None and bool(observed_mask.any()):
+            gt = y.long()[observed_mask].view(-1, 1)
+            gold_u = u[observed_mask].gather(1, gt)
+            if self.config.lbp_clamp == "as-released":
+                rows = torch.arange(gt.size(0), device=u.device)
+            else:
+                rows = observed_mask.nonzero().view(-1)
+            u = torch.where(observed_mask.view(-1, 1), torch.full_like(u, -1e5), u)
+            u = u.index_put((rows, gt.view(-1)), gold_u.view(-1))
+        return (u - u.amax(1, keepdim=True)).clamp(min=-20.0)
+
     @torch.no_grad()
     def lbp(
         self,
@@ -462,18 +488,14 @@ class EPFGNN(nn.Module):
 
         ``released``: as ``EPFGNN.loopy_bp`` in ``src/model/model.py``: max-product, no damping,
         pairwise ``r_e W``, unaries shifted to a row maximum of 0 with gaps capped at 20
-        (``unary.clamp_(max=20)`` on energies) and observed nodes at 0 for the gold label, -20
-        for the others.
+        (``unary.clamp_(max=20)`` on energies). Observed labels: see
+        :meth:`released_clamped_unary` (``config.lbp_clamp``).
         """
         _, u = self.unary(x, edge_index)
         _check_labels(y, observed_mask, x.size(0), self.out_channels)
         cfg = self.config
         if self.released:
-            u = (u - u.amax(1, keepdim=True)).clamp(min=-20.0)
-            if observed_mask is not None:
-                gold = torch.full_like(u, -20.0)
-                gold.scatter_(1, y.long().view(-1, 1), 0.0)
-                u = torch.where(observed_mask.view(-1, 1), gold, u)
+            u = self.released_clamped_unary(u, y, observed_mask)
         else:
             u = _clamp_unary(u, y, observed_mask)
         damping = cfg.lbp_damping if cfg.lbp_damping is not None else (0.0 if self.released else 0.5)
