@@ -208,3 +208,43 @@ def test_off_cells_lists_exactly_the_cells_further_than_five_points_from_the_pap
                    ("mixup", "ood_acc"): -13.65}
     text = "\n".join(t.to_markdown() for t in structural.tables(recs))
     assert "Cells more than 5 points from the paper (4 of 8 cells with a paper value)" in text
+
+
+def test_robustness_variant_and_domain_scope_settings(tmp_path, monkeypatch):
+    """DANN / CORAL / Mixup / EERM train GOOD's formulations by default, with the domains cut
+    over the training nodes; ``robustness_variant = "ours-v1"`` alone restores the earlier
+    formulation and domains; bad values are refused before any job."""
+    import numpy as np
+
+    monkeypatch.setenv("GS_DATA_ROOT", str(tmp_path))  # the split cache
+    cfg = load_suite("structural-shifts", "ci")
+    assert structural.domain_scope(cfg.settings) == "in_train"
+    assert structural.domain_scope({"robustness_variant": "ours-v1"}) == "all"
+    assert structural.domain_scope({"robustness_variant": "ours-v1", "domain_scope": "in_train"}) == "in_train"
+    for bad in ({"robustness_variant": "theirs"}, {"domain_scope": "train"}):
+        with pytest.raises(SuiteConfigError):
+            structural.validate(load_suite("structural-shifts", "demo").with_overrides(settings=bad))
+    # the job's split: 10 domains over the training nodes (50:50, seeded split, synthetic graph)
+    params = {"dataset": "synthetic-default", "strategy": "popularity", "ratio": "50:50"}
+    data = structural._split(structural._load("synthetic-default", {}), params, {})
+    counts = np.bincount(data.domain[data.in_train_mask].numpy(), minlength=10)
+    assert counts.size == 10 and counts.max() - counts.min() <= 1
+    old = structural._split(structural._load("synthetic-default", {}), params,
+                            {"robustness_variant": "ours-v1"})
+    assert set(old.domain[old.in_train_mask].tolist()) == {0, 1, 2, 3, 4}
+    # the job asks gs-algos for the variant of the setting
+    import gs_algos.node_methods as nm
+
+    asked = []
+    real = nm.node_method
+
+    def spy(name, k=5, robustness_variant="good"):
+        asked.append((name, robustness_variant))
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(nm, "node_method", spy)
+    for settings in ({}, {"robustness_variant": "ours-v1"}):
+        with pytest.raises(RuntimeError, match="stop"):
+            structural.run_job({"params": {**params, "method": "dann"}, "settings": settings, "seed": 0})
+    assert asked == [("dann", "good"), ("dann", "ours-v1")]
+    monkeypatch.setattr(nm, "node_method", real)

@@ -34,6 +34,11 @@ def test_authors_masks_equal_the_files_exactly(shared_datasets, name, strategy):
     assert out.domain.shape == (data.num_nodes,) and int(out.domain.max()) == 9
     sigma = np.load(path.with_name(f"{strategy}-values.npy"))
     assert sigma[out.domain.numpy() == 0].max() <= sigma[out.domain.numpy() == 9].min()
+    # cut over the training nodes (appendix F): 10 domains of equal size (within 1) among them
+    counts = np.bincount(out.domain[out.in_train_mask].numpy(), minlength=10)
+    assert counts.size == 10 and counts.max() - counts.min() <= 1
+    old = authors_split(data, name, strategy, root=shared_datasets, domain_scope="all")
+    assert np.bincount(old.domain.numpy()).max() - np.bincount(old.domain.numpy()).min() <= 1
 
 
 def test_missing_file_names_the_path(tmp_path):

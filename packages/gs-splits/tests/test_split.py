@@ -98,11 +98,41 @@ def test_callable_and_array_strategies_and_domains():
     c = structural_split(e, "degree", num_nodes=200, seed=3)
     assert all(np.array_equal(a.masks[p], b.masks[p]) and np.array_equal(a.masks[p], c.masks[p]) for p in STRUCTURAL_PARTS)
     assert b.metadata["strategy"] == "<lambda>" and a.metadata["strategy"] == "array"
-    # domains: k = 10 equal bins of the sigma rank; domain 0 = most ID-like (appendix F)
-    assert np.bincount(a.domains).tolist() == [20] * 10
+    # domains (default scope "in_train"): k = 10 equal bins of the sigma rank of the training
+    # nodes; domain 0 = most ID-like (appendix F); monotone in sigma over all nodes
+    tr = a.masks["in_train"]
+    counts = np.bincount(a.domains[tr], minlength=10)
+    assert counts.size == 10 and counts.min() >= 1 and counts.max() - counts.min() <= 1
     order = np.argsort(a.sigma, kind="stable")
     assert np.all(np.diff(a.domains[order]) >= 0) or np.all(np.diff(a.sigma[order]) >= 0)
     assert a.sigma[a.domains == 0].max() <= a.sigma[a.domains == 9].min()
+    assert a.metadata["domain_scope"] == "in_train"
+    # the earlier rule (domain_scope="all"): equal bins over all nodes
+    old = structural_split(e, deg, num_nodes=200, seed=3, domain_scope="all")
+    assert np.bincount(old.domains).tolist() == [20] * 10
+    assert old.sigma[old.domains == 0].max() <= old.sigma[old.domains == 9].min()
+    with pytest.raises(ValueError, match="domain_scope"):
+        structural_split(e, deg, num_nodes=200, seed=3, domain_scope="train")
+
+
+@pytest.mark.parametrize("sizes", ["50:50", "70:30", "90:10"])
+def test_training_nodes_span_all_ten_domains_with_equal_counts(sizes):
+    """Appendix F / GOOD: the 10 domains partition the *training* nodes. Over all nodes (the
+    earlier rule) a 50:50 split's training nodes fall into the first 5 domains only."""
+    e = np.random.default_rng(7).integers(0, 997, size=(2, 5000))
+    s = structural_split(e, "degree", sizes=sizes, num_nodes=997, seed=1)
+    tr = s.masks["in_train"]
+    counts = np.bincount(s.domains[tr], minlength=10)
+    assert counts.size == 10 and counts.max() - counts.min() <= 1 and counts.sum() == tr.sum()
+    # bins are contiguous in the split's order (sigma, ties by the seeded permutation):
+    # every training node of domain d has sigma <= every training node of domain d + 1
+    for d in range(9):
+        assert s.sigma[tr & (s.domains == d)].max() <= s.sigma[tr & (s.domains == d + 1)].min()
+    # every OOD node has sigma >= every ID node, so it lies in the last bin
+    assert set(np.unique(s.domains[s.out_of_distribution]).tolist()) == {9}
+    old = structural_split(e, "degree", sizes=sizes, num_nodes=997, seed=1, domain_scope="all")
+    if sizes == "50:50":
+        assert set(np.unique(old.domains[tr]).tolist()) == {0, 1, 2, 3, 4}
 
 
 def test_property_domains():
@@ -113,6 +143,16 @@ def test_property_domains():
     assert u.tolist() == [0, 0, 1, 1]
     with pytest.raises(ValueError, match="NaN"):
         gs.property_domains(np.array([0.0, np.nan]))
+    # within: bins over the selected nodes; others take the bin their value falls in
+    v = np.array([5.0, 0.0, 9.0, 1.0, 3.0, 7.0, 2.0, 8.0])
+    within = np.array([True, True, False, True, False, True, False, False])
+    d = gs.property_domains(v, 2, within=within)
+    # selected values 0, 1, 5, 7 -> bins {0, 1} and {5, 7}; 2, 3 fall after 1 (bin 0), 8, 9
+    # after 7 (bin 1)
+    assert d.tolist() == [1, 0, 1, 0, 0, 1, 0, 1]
+    assert gs.property_domains(v, 2, within=within, method="uniform").tolist() == [1, 0, 1, 0, 0, 1, 0, 1]
+    with pytest.raises(ValueError, match="within"):
+        gs.property_domains(v, 2, within=np.zeros(8, dtype=bool))
 
 
 def test_random_strategy_is_uniform_baseline():

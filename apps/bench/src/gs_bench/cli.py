@@ -79,6 +79,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods (overrides the profile)")
     run.add_argument("--seeds", type=int, metavar="N", help="number of seeds (overrides the profile)")
     run.add_argument("--split-source", choices=("seeded", "authors"), help="structural-shifts: 'authors' uses the authors' published 50:50 masks (<root>/structural-shifts/<name>/splits/<shift>.pth), 'seeded' gs-splits with split seed 0 (default: the suite's setting)")
+    run.add_argument("--robustness-variant", choices=("good", "ours-v1"), help="structural-shifts: formulation of DANN / CORAL / Mixup / EERM, 'good' (the GOOD benchmark's code the paper used; the default) or 'ours-v1' (our earlier one, with domain bins over all nodes)")
     run.add_argument("--executor", default="local", choices=EXECUTORS, help="local worker processes (default) or a Ray cluster")
     run.add_argument("--address", help="Ray cluster address for --executor ray (default: start a local Ray)")
     run.add_argument("--workers", type=int, default=1, metavar="N", help="parallel jobs (default: 1)")
@@ -93,6 +94,16 @@ def _build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="list suites and profiles")
     return parser
+
+
+def _setting_overrides(args: argparse.Namespace) -> dict | None:
+    """Suite settings given on the command line (``--split-source``, ``--robustness-variant``)."""
+    out = {}
+    if args.split_source:
+        out["split_source"] = args.split_source
+    if getattr(args, "robustness_variant", None):
+        out["robustness_variant"] = args.robustness_variant
+    return out or None
 
 
 class _Stopped(KeyboardInterrupt):
@@ -184,7 +195,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 progress=not args.no_progress,
                 report_format=args.report,
                 dry_run=args.dry_run,
-                settings={"split_source": args.split_source} if args.split_source else None,
+                settings=_setting_overrides(args),
             )
         except SuiteConfigError as exc:
             print(f"gs-bench: cannot start: {_one_line(exc)}", file=sys.stderr)

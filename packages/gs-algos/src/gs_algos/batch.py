@@ -45,6 +45,10 @@ class TaskSpec:
         Whether unlabeled target-domain items are available (O-Feature level).
     feature_dim, pos_dim
         Width of the input features ``x`` and (graph level) of the coordinates ``pos``.
+    max_epochs
+        Number of training epochs of the run (``TrainConfig.max_epochs``; ``None`` when
+        unknown), for methods whose weights follow a schedule over training (GOOD's DANN
+        reversal coefficient, GOOD's EERM ``beta``).
     """
 
     level: str
@@ -55,6 +59,7 @@ class TaskSpec:
     has_target: bool = False
     feature_dim: int = 0
     pos_dim: int = 0
+    max_epochs: int | None = None
 
 
 def call_model(model: nn.Module, level: str, data: Any, x: Tensor | None = None):

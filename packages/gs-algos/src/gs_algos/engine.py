@@ -544,8 +544,10 @@ def fit_node(
             num_domains=_num_domains(domain[train_idx] if domain is not None else None),
             has_target=target_idx is not None and target_idx.numel() > 0,
             feature_dim=data.x.size(-1) if data.x is not None else 0,
+            max_epochs=int(cfg.max_epochs),
         )
         meth.setup(spec)
+        meth.attach(model)
 
         def full_batch() -> Batch:
             return Batch(
@@ -727,8 +729,10 @@ def fit_graph(
             has_target=tgt is not None,
             feature_dim=train[0].x.size(-1) if getattr(train[0], "x", None) is not None else 0,
             pos_dim=train[0].pos.size(-1),
+            max_epochs=int(cfg.max_epochs),
         )
         meth.setup(spec)
+        meth.attach(model)
 
         def make_batch(b, tb) -> Batch:
             d = getattr(b, "domain", None)

@@ -122,11 +122,12 @@ def attach_split(data: Data, split: Any, *, inplace: bool = False) -> Data:
     return out
 
 
-def _cache_file(cache_dir: Path, fp: str, strategy: str, sizes: Any, seed: int, num_domains: int) -> Path:
-    key = json.dumps(
-        {"fp": fp, "strategy": strategy, "sizes": sizes, "seed": seed, "num_domains": num_domains},
-        sort_keys=True,
-    )
+def _cache_file(cache_dir: Path, fp: str, strategy: str, sizes: Any, seed: int, num_domains: int,
+                domain_scope: str = "in_train") -> Path:
+    key = {"fp": fp, "strategy": strategy, "sizes": sizes, "seed": seed, "num_domains": num_domains}
+    if domain_scope != "all":  # "all" keeps the keys (and cache files) of the earlier rule
+        key["domain_scope"] = domain_scope
+    key = json.dumps(key, sort_keys=True)
     digest = hashlib.sha256(key.encode()).hexdigest()[:24]
     return cache_dir / "splits" / f"{fp[:12]}-{strategy}-{digest}.npz"
 
@@ -138,6 +139,7 @@ def make_split(
     sizes: Sequence[float] | str = (0.3, 0.1, 0.1, 0.1, 0.4),
     seed: int = 0,
     num_domains: int = 10,
+    domain_scope: str = "in_train",
     cache_dir: str | os.PathLike | None = None,
     use_cache: bool = True,
 ) -> Data:
@@ -146,7 +148,10 @@ def make_split(
     The split comes from :func:`gs_splits.structural_split` (structural-shifts paper, Section 3
     and Section 4 "Datasets"; default sizes 30/10/10/10/40 %). It is cached on disk under
     ``<cache_dir>/splits/`` keyed by (dataset fingerprint (:func:`data_fingerprint`), strategy,
-    sizes, seed, num_domains); ``cache_dir`` defaults to ``data_root()/processed``.
+    sizes, seed, num_domains, domain_scope); ``cache_dir`` defaults to ``data_root()/processed``.
+    ``domain_scope``: the nodes the ``num_domains`` domain bins are cut over, ``"in_train"``
+    (appendix F; default) or ``"all"`` (our earlier rule); see
+    :func:`gs_splits.structural_split`.
 
     Parameters
     ----------
@@ -167,7 +172,8 @@ def make_split(
         raise TypeError(f"seed must be an int (the cache key), got {type(seed).__name__}")
     sizes_key: Any = sizes if isinstance(sizes, str) else [float(s) for s in sizes]
     fp = data_fingerprint(data)
-    path = _cache_file(processed_root(cache_dir), fp, strategy, sizes_key, int(seed), num_domains)
+    path = _cache_file(processed_root(cache_dir), fp, strategy, sizes_key, int(seed), num_domains,
+                       domain_scope)
     split = None
     if use_cache and path.exists():
         try:
@@ -182,6 +188,7 @@ def make_split(
             seed=int(seed),
             num_nodes=int(data.num_nodes),
             num_domains=num_domains,
+            domain_scope=domain_scope,
         )
         if use_cache:
             try:
@@ -247,12 +254,16 @@ def authors_split(
     *,
     root: str | os.PathLike | None = None,
     num_domains: int = 10,
+    domain_scope: str = "in_train",
 ) -> Data:
     """``data`` with the authors' published masks attached (see :func:`attach_split`).
 
     Domains for DANN / CORAL (appendix F, k = ``num_domains`` bins) come from the
     authors' per-node splitting values ``<strategy>-values.npy`` beside the ``.pth`` file
     (:func:`gs_splits.property_domains`); without that file no domains are attached.
+    ``domain_scope="in_train"`` (default) cuts the bins over the training nodes (appendix F:
+    "which nodes in the training set belong to which domain"), ``"all"`` over every node
+    (our earlier rule).
     ``split_metadata["source"]`` is ``"authors"`` and names the file.
     """
     from gs_splits import property_domains
@@ -264,7 +275,12 @@ def authors_split(
     sigma = None
     if values.is_file():
         sigma = np.load(values)
-        split["domains"] = property_domains(sigma, num_domains)
+        from gs_splits import DOMAIN_SCOPES
+
+        if domain_scope not in DOMAIN_SCOPES:
+            raise ValueError(f"domain_scope must be one of {list(DOMAIN_SCOPES)}, got {domain_scope!r}")
+        within = masks["in_train"] if domain_scope == "in_train" else None
+        split["domains"] = property_domains(sigma, num_domains, within=within)
     out = attach_split(data, split)
     if sigma is not None and sigma.shape == (int(data.num_nodes),):
         out.split_sigma = torch.from_numpy(np.ascontiguousarray(sigma, dtype=np.float64))

@@ -27,6 +27,7 @@ from gs_splits.scientific import (
     scientific_split,
 )
 from gs_splits.split import (
+    DOMAIN_SCOPES,
     PAPER_SIZES,
     STRUCTURAL_PARTS,
     Split,
@@ -53,6 +54,7 @@ __all__ = [
     "structural_split",
     "split_sizes",
     "property_domains",
+    "DOMAIN_SCOPES",
     "PAPER_SIZES",
     "STRUCTURAL_PARTS",
     "scientific_split",

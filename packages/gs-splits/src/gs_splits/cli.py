@@ -113,6 +113,8 @@ def _parser() -> argparse.ArgumentParser:
     mk.add_argument("--seed", type=int, default=0, help="random seed (ties, ID shuffle; default 0)")
     mk.add_argument("--num-nodes", type=_positive_int, default=None, help="number of nodes if the highest ids have no edges (>= 1)")
     mk.add_argument("--domains", type=_positive_int, default=10, help="number of property domains stored per node (appendix F, default 10, >= 1)")
+    mk.add_argument("--domain-scope", choices=["in_train", "all"], default="in_train",
+                    help="nodes the domain bins are cut over: the training nodes (appendix F, default) or all nodes (the earlier rule)")
     mk.add_argument("--relabel", action="store_true",
                     help="number the node ids that occur 0..k-1 (for ids with gaps); writes OUT.node_ids.npy, the original id of each node")
     mk.add_argument("--fail-on-ties", action="store_true",
@@ -151,7 +153,7 @@ def _make(args: argparse.Namespace) -> int:
     try:
         split = structural_split(gf.graph, strategy, sizes=args.sizes, seed=args.seed,
                                  num_nodes=args.num_nodes if args.num_nodes is not None else gf.num_nodes,
-                                 num_domains=args.domains,
+                                 num_domains=args.domains, domain_scope=args.domain_scope,
                                  on_ties="raise" if args.fail_on_ties else "warn",
                                  tie_fraction=args.tie_fraction or TIE_WARNING_FRACTION)
     except (ValueError, TypeError) as exc:  # name the input file the problem came from

@@ -42,6 +42,7 @@ __all__ = [
     "structural_split",
     "split_sizes",
     "property_domains",
+    "DOMAIN_SCOPES",
     "STRUCTURAL_PARTS",
     "PAPER_SIZES",
     "TIE_WARNING_FRACTION",
@@ -315,7 +316,19 @@ def split_sizes(n: int, sizes: Sequence[float], groups: Sequence[int] = (3, 2)) 
     return out
 
 
-def property_domains(values: np.ndarray, k: int = 10, *, method: str = "quantile") -> np.ndarray:
+#: Which nodes the appendix-F domain bins are cut over (:func:`structural_split`,
+#: :func:`property_domains`): ``"in_train"`` (the paper's "which nodes in the training set
+#: belong to which domain"), ``"all"`` (our earlier rule: bins over every node).
+DOMAIN_SCOPES = ("in_train", "all")
+
+
+def property_domains(
+    values: np.ndarray,
+    k: int = 10,
+    *,
+    method: str = "quantile",
+    within: np.ndarray | None = None,
+) -> np.ndarray:
     """Discretise a node property into ``k`` non-intersecting domains (paper appendix F).
 
     Parameters
@@ -325,9 +338,17 @@ def property_domains(values: np.ndarray, k: int = 10, *, method: str = "quantile
     k : int, default 10
         Number of domains (the paper uses k = 10).
     method : {"quantile", "uniform"}
-        ``quantile``: domain ``d`` holds the nodes of ranks ``[d n / k, (d + 1) n / k)`` in
-        ascending value order (ties by node id), so domains are equally sized and contiguous
-        in value; ``uniform``: ``k`` equal-width bins between min and max.
+        ``quantile``: domain ``d`` holds the nodes of ranks ``[d m / k, (d + 1) m / k)`` in
+        ascending value order (ties by node id) among the ``m`` nodes the bins are cut over,
+        so those domains are equally sized (counts differ by at most 1) and contiguous in
+        value; ``uniform``: ``k`` equal-width bins between their min and max.
+    within : bool array (n,), optional
+        Cut the bins over these nodes only (e.g. the training nodes: appendix F, "which
+        nodes in the training set belong to which domain", and the GOOD benchmark, whose
+        ``num_envs`` environments partition the training nodes). Every other node gets the
+        domain of the closest node of ``within`` at or below it in value order (domain 0
+        below the first), i.e. the bin its value falls in, clipped to ``0..k-1``.
+        ``None``: bins over all nodes.
 
     Returns
     -------
@@ -338,20 +359,41 @@ def property_domains(values: np.ndarray, k: int = 10, *, method: str = "quantile
         raise ValueError("values must be a non-empty 1-D array")
     if not np.all(np.isfinite(v)):
         raise ValueError("values contain NaN or inf")
-    if not isinstance(k, (int, np.integer)) or k < 1:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
+    if method not in ("quantile", "uniform"):
+        raise ValueError(f"method must be 'quantile' or 'uniform', got {method!r}")
     n = v.size
+    if within is not None:
+        within = np.asarray(within)
+        if within.dtype != np.bool_ or within.shape != (n,):
+            raise ValueError(f"within must be a bool array of shape ({n},), got {within.dtype} {within.shape}")
+        if not within.any():
+            raise ValueError("within selects no node: the domain bins need at least one node")
     if method == "quantile":
-        order = np.argsort(v, kind="stable")
-        dom = np.empty(n, dtype=np.int64)
+        return _rank_domains(np.argsort(v, kind="stable"), k, within)
+    ref = v if within is None else v[within]
+    lo, hi = ref.min(), ref.max()
+    if hi == lo:
+        return np.zeros(n, dtype=np.int64)
+    return np.clip(np.floor((v - lo) / (hi - lo) * k), 0, k - 1).astype(np.int64)
+
+
+def _rank_domains(order: np.ndarray, k: int, within: np.ndarray | None) -> np.ndarray:
+    """Equal-count bins along ``order`` (node ids, ascending value): over every node, or
+    over the nodes of ``within`` with the others in the bin of the last such node before
+    them (0 if none)."""
+    n = order.size
+    dom = np.empty(n, dtype=np.int64)
+    if within is None:
         dom[order] = (np.arange(n, dtype=np.int64) * k) // n
         return dom
-    if method == "uniform":
-        lo, hi = v.min(), v.max()
-        if hi == lo:
-            return np.zeros(n, dtype=np.int64)
-        return np.minimum(((v - lo) / (hi - lo) * k).astype(np.int64), k - 1)
-    raise ValueError(f"method must be 'quantile' or 'uniform', got {method!r}")
+    sel = within[order]
+    m = int(sel.sum())
+    # rank among the selected nodes of the last selected node at or before each position
+    rank = np.maximum(np.cumsum(sel, dtype=np.int64) - 1, 0)
+    dom[order] = (rank * k) // m
+    return dom
 
 
 # ---------------------------------------------------------------------- structural split
@@ -370,12 +412,15 @@ class StructuralSplitConfig:
     num_domains : int
         k of appendix F (10).
     seed : int
+    domain_scope : str
+        Nodes the domain bins are cut over (``"in_train"``; see :func:`structural_split`).
     """
 
     strategy: str = "popularity"
     sizes: tuple[float, float, float, float, float] = (0.3, 0.1, 0.1, 0.1, 0.4)
     num_domains: int = 10
     seed: int = 0
+    domain_scope: str = "in_train"
 
 
 def structural_split(
@@ -386,6 +431,7 @@ def structural_split(
     seed: int | np.random.Generator | None = 0,
     num_nodes: int | None = None,
     num_domains: int = 10,
+    domain_scope: str = "in_train",
     on_ties: str = "warn",
     tie_fraction: float = TIE_WARNING_FRACTION,
 ) -> Split:
@@ -410,6 +456,17 @@ def structural_split(
         Passed to :func:`as_csr_graph` (isolated trailing nodes).
     num_domains : int, default 10
         k of the appendix-F domain discretisation stored in ``split.domains`` (>= 1).
+    domain_scope : {"in_train", "all"}, default "in_train"
+        Which nodes the ``num_domains`` equal-count bins of the sigma rank are cut over.
+        ``"in_train"``: the training nodes (appendix F: domains say "which nodes in the
+        training set belong to which domain"; the GOOD benchmark, whose framework trained
+        DANN / CORAL / EERM / Mixup in the paper, splits its training nodes into
+        ``num_envs = 10`` environments, ``GOOD/data/good_datasets/good_cora.py``
+        ``get_covariate_shift_graph``), so the training nodes take all ``num_domains``
+        values with counts equal within 1; every other node gets the bin of the closest
+        training node at or below it in sigma order (OOD nodes: the last bin).
+        ``"all"``: our earlier rule, bins over all nodes (on a 50:50 split the training
+        nodes then fall into the first 5 of 10 domains only).
     on_ties : {"warn", "raise", "ignore"}, default "warn"
         What to do when more than ``tie_fraction`` of the nodes share one property value (the
         split is then largely the seeded tie-break, not the property): log a warning, raise
@@ -436,6 +493,8 @@ def structural_split(
     s = _check_sizes(sizes, 5)
     if isinstance(num_domains, bool) or not isinstance(num_domains, (int, np.integer)) or num_domains < 1:
         raise ValueError(f"num_domains must be an integer >= 1, got {num_domains!r}")
+    if domain_scope not in DOMAIN_SCOPES:
+        raise ValueError(f"domain_scope must be one of {list(DOMAIN_SCOPES)}, got {domain_scope!r}")
     if on_ties not in ("warn", "raise", "ignore"):
         raise ValueError(f"on_ties must be 'warn', 'raise' or 'ignore', got {on_ties!r}")
     if not 0 < tie_fraction <= 1:
@@ -504,9 +563,8 @@ def structural_split(
     m[ood_nodes[counts[3] :]] = True
     masks["out_test"] = m
 
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n)
-    domains = (rank * num_domains) // n
+    within = masks["in_train"] if domain_scope == "in_train" and masks["in_train"].any() else None
+    domains = _rank_domains(order, int(num_domains), within)
     metadata = {
         "kind": "structural",
         "strategy": name,
@@ -519,7 +577,14 @@ def structural_split(
         "graph_fingerprint": g.fingerprint(),
         "graph_normalisation": g.stats,
         "num_domains": int(num_domains),
-        "domains_rule": "rank of sigma (ties by the seeded permutation) cut into equal-size bins, 0 = most ID-like",
+        "domain_scope": domain_scope if within is not None else "all",
+        "domains_rule": (
+            "rank of sigma (ties by the seeded permutation) among the in_train nodes cut into "
+            "equal-size bins, 0 = most ID-like; other nodes: the bin of the closest in_train "
+            "node at or below them in that order"
+            if within is not None else
+            "rank of sigma (ties by the seeded permutation) cut into equal-size bins, 0 = most ID-like"
+        ),
         "sigma_rule": "sigma = -property; ascending sigma = ID first",
         "id_boundary_sigma": [float(sigma[order[n_id - 1]]) if n_id else None,
                               float(sigma[order[n_id]]) if n_id < n else None],

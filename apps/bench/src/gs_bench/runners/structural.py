@@ -75,6 +75,10 @@ ROBUSTNESS_METHODS = ("dann", "coral", "mixup", "eerm")
 ALIASES = {"se": "erm", "se+mod": "erm+mod"}
 STRATEGIES = ("popularity", "locality", "density", "random")
 PROTOCOLS = ("authors", "early-stop")
+#: formulations of DANN / CORAL / Mixup / EERM (gs_algos.node_methods.ROBUSTNESS_VARIANTS)
+ROBUSTNESS_VARIANTS = ("good", "ours-v1")
+#: nodes the domain bins are cut over (gs_splits.DOMAIN_SCOPES)
+DOMAIN_SCOPES = ("in_train", "all")
 SPLIT_SOURCES = ("seeded", "authors")
 #: preset of the "early-stop" protocol (our earlier layer order) where it differs
 _EARLY_STOP_PRESETS = {
@@ -155,7 +159,15 @@ class Settings:
     1e-5, ensembles of 5, k = 10 domains) and the authors' protocol (``protocol =
     "authors"``: 200 epochs, no early stopping, lowest Valid-In loss; see
     :meth:`gs_algos.TrainConfig.structural_shifts`). ``max_epochs`` / ``patience`` left
-    unset take the protocol's values. ``root = "shared"`` reads ``$GS_SHARED_DATA``."""
+    unset take the protocol's values. ``root = "shared"`` reads ``$GS_SHARED_DATA``.
+
+    ``robustness_variant``: the formulation of DANN, CORAL, Mixup and EERM — ``"good"``
+    (default: the GOOD benchmark's code, which the paper used for them, section 4; see
+    :func:`gs_algos.node_methods.node_method`) or ``"ours-v1"`` (our earlier one).
+    ``domain_scope``: the nodes the ``domains`` bins are cut over — ``"in_train"`` (appendix
+    F: "which nodes in the training set belong to which domain") or ``"all"`` (our earlier
+    rule); unset: ``"in_train"`` with the ``"good"`` variant, ``"all"`` with ``"ours-v1"``, so
+    that ``robustness_variant = "ours-v1"`` alone restores the earlier runs."""
 
     protocol: str = "authors"
     split_source: str = "seeded"
@@ -169,6 +181,8 @@ class Settings:
     robustness_runs: int | None = None
     share_members: bool = True
     domains: int = 10
+    robustness_variant: str = "good"
+    domain_scope: str | None = None
     skip_missing_datasets: bool = False
     root: str | None = None
 
@@ -193,6 +207,13 @@ def validate(config: SuiteConfig) -> dict[str, str]:
             raise SuiteConfigError(
                 f"unknown method {m!r} for structural-shifts; accepted: {', '.join(sorted([*METHODS, *ALIASES]))}"
             )
+    variant = config.settings.get("robustness_variant", "good")
+    if variant not in ROBUSTNESS_VARIANTS:
+        raise SuiteConfigError(f"unknown robustness_variant {variant!r}; accepted: "
+                               f"{', '.join(ROBUSTNESS_VARIANTS)}")
+    scope = config.settings.get("domain_scope")
+    if scope is not None and scope not in DOMAIN_SCOPES:
+        raise SuiteConfigError(f"unknown domain_scope {scope!r}; accepted: {', '.join(DOMAIN_SCOPES)}")
     protocol = config.settings.get("protocol", "authors")
     if protocol not in PROTOCOLS:
         raise SuiteConfigError(f"unknown protocol {protocol!r}; accepted: {', '.join(PROTOCOLS)}")
@@ -334,10 +355,22 @@ def _split(data, params: dict[str, Any], settings: dict[str, Any]):
     from gs_data.splits import authors_split
 
     domains = int(settings.get("domains", 10))
+    scope = domain_scope(settings)
     if settings.get("split_source", "seeded") == "authors":
         return authors_split(data, params["dataset"], params["strategy"],
-                             root=_root(settings.get("root")), num_domains=domains)
-    return make_split(data, params["strategy"], sizes=params["ratio"], seed=0, num_domains=domains)
+                             root=_root(settings.get("root")), num_domains=domains,
+                             domain_scope=scope)
+    return make_split(data, params["strategy"], sizes=params["ratio"], seed=0, num_domains=domains,
+                      domain_scope=scope)
+
+
+def domain_scope(settings: dict[str, Any]) -> str:
+    """The nodes the domain bins are cut over: setting ``domain_scope``, else ``"in_train"``
+    for the ``"good"`` robustness variant and ``"all"`` for ``"ours-v1"``."""
+    scope = settings.get("domain_scope")
+    if scope is not None:
+        return str(scope)
+    return "all" if settings.get("robustness_variant", "good") == "ours-v1" else "in_train"
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -358,7 +391,9 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     num_classes = int(data.y.max()) + 1
     changes = {k: settings[k] for k in ("lr", "weight_decay", "max_epochs", "patience") if k in settings}
     cfg = TrainConfig.structural_shifts(protocol, **changes)
-    method = node_method(_algo_name(params["method"]), int(settings.get("ensemble_size", 5)))
+    variant = settings.get("robustness_variant", "good")
+    method = node_method(_algo_name(params["method"]), int(settings.get("ensemble_size", 5)),
+                         robustness_variant=variant)
     masks = {k: getattr(data, f"{k}_mask") for k in ("in_train", "in_valid", "in_test", "out_valid", "out_test")}
     pred = method.fit(
         lambda: build_model(preset, data.num_features, num_classes),
@@ -386,8 +421,10 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         "ood_ece": float(expected_calibration_error(probs[m["out_test"]], y[m["out_test"]])),
         "best_epochs": pred.best_epochs,
         "member_seeds": method.seeds(run),
+        **({"robustness_variant": variant} if _algo_name(params["method"]) in ROBUSTNESS_METHODS else {}),
         "protocol": protocol,
         "split_source": settings.get("split_source", "seeded"),
+        "domain_scope": domain_scope(settings),
         "sizes": {k: int(v.sum()) for k, v in m.items()},
     }
     for name in ("total", "data", "knowledge"):
@@ -408,7 +445,9 @@ def _ood_auroc(rec: dict[str, Any], method: str) -> float:
 
 #: settings that change how many runs there are, not how a member trains
 _RUN_COUNT_SETTINGS = ("ensemble_runs", "posterior_runs", "robustness_runs",
-                       "skip_missing_datasets", "share_members")
+                       "skip_missing_datasets", "share_members",
+                       # only DANN / CORAL / Mixup / EERM use them, never a shared member
+                       "robustness_variant", "domain_scope")
 
 
 def _member_cache(job: dict[str, Any], preset: str):
@@ -604,12 +643,23 @@ def paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
         source = st.get("split_source", "seeded")
         split_txt = ("the authors' published masks (yandex-research/structural-graph-shifts, datasets/<name>/splits/<shift>.pth)"
                      if source == "authors" else "gs-splits, split seed 0 (ties at the ID/OOD boundary broken by the seed, so a split may differ from the authors' files)")
+        robust = sorted({m for (k, m) in counts if k == key and m in ROBUSTNESS_METHODS})
+        robust_txt = ""
+        if robust:
+            variant = st.get("robustness_variant", "good")
+            robust_txt = (
+                f" {', '.join(METHODS[m][0] for m in robust)}: "
+                + ("the GOOD benchmark's formulations (gs_algos variant 'good'; the paper trained them in GOOD's framework)"
+                   if variant == "good" else "our earlier formulations (gs_algos variant 'ours-v1')")
+                + f", {int(st.get('domains', 10))} property domains cut over "
+                + ("the training nodes" if domain_scope(st) == "in_train" else "all nodes") + "."
+            )
         out.append(
             f"**Protocol ({protocol}).** Adam, learning rate {cfg.lr:g}, weight decay {cfg.weight_decay:g}, "
             f"full batch, {cfg.max_epochs} epochs, {stop}; the weights of the epoch with the {rule} "
             f"Valid-In {cfg.metric} are restored (gs_algos TrainConfig.structural_shifts({protocol!r})). "
             f"Base model: {base.num_layers} {base.model.upper()} layers × {base.hidden_channels}, layer order {order}, linear head. "
-            f"Splits: {split_txt}. Runs: {'; '.join(runs_txt)}."
+            f"Splits: {split_txt}. Runs: {'; '.join(runs_txt)}.{robust_txt}"
         )
     return out
 

@@ -4,7 +4,7 @@
 """
 
 from gs_algos.methods.base import Method, domain_embeddings, group_risks
-from gs_algos.methods.eerm import EERM, StructureExplorer
+from gs_algos.methods.eerm import EERM, GoodGraphEditor, StructureExplorer, good_eerm_beta
 from gs_algos.methods.geometric import DIR, LRIBernoulli, bernoulli_kl, split_by_score
 from gs_algos.methods.robust import (
     DANN,
@@ -13,9 +13,12 @@ from gs_algos.methods.robust import (
     DeepCoral,
     GradientReversal,
     GroupDRO,
+    VARIANTS,
     Mixup,
     VREx,
     coral_distance,
+    feature_covariance,
+    good_reversal_coefficient,
 )
 
 METHODS: dict[str, type[Method]] = {
@@ -41,15 +44,20 @@ __all__ = [
     "IRM",
     "METHODS",
     "DeepCoral",
+    "GoodGraphEditor",
     "GradientReversal",
     "GroupDRO",
     "LRIBernoulli",
     "Method",
     "Mixup",
     "StructureExplorer",
+    "VARIANTS",
     "VREx",
     "bernoulli_kl",
     "coral_distance",
+    "feature_covariance",
+    "good_eerm_beta",
+    "good_reversal_coefficient",
     "domain_embeddings",
     "group_risks",
     "split_by_score",

@@ -67,6 +67,12 @@ class Method(nn.Module):
     def build(self, spec: TaskSpec) -> None:
         """Create the method's own modules (default: none)."""
 
+    def attach(self, model: nn.Module) -> None:
+        """Called by the engine once after :meth:`setup`, with the model to be trained and
+        before the optimiser is built: a method may create modules whose shapes depend on
+        the model (GOOD's Mixup: a centre-node linear map per layer) or mark parts of the
+        model as not trained (GOOD's EERM: the head). Default: nothing."""
+
     # ----------------------------------------------------------------- training
     def training_loss(self, model: nn.Module, batch: Batch, epoch: int) -> tuple[Tensor, dict]:
         """The scalar loss for one step and a dict of float logs."""
