@@ -233,7 +233,7 @@ def test_good_mixup_two_branch_pass_and_loss_match_goods_formulation(synthetic_g
     ce = torch.nn.functional.cross_entropy
     expected = lam * ce(ref, data.y[train]) + (1 - lam) * ce(ref, data.y[partner[train]])
     assert logs["lam"] == pytest.approx(lam) and logs["mixed"] == 1.0
-    assert float(loss.detach()) == pytest.approx(float(expected), rel=1e-4)
+    assert float(loss.detach()) == pytest.approx(float(expected.detach()), rel=1e-4)
 
 
 def test_good_mixup_runs_every_norm_three_times_per_step_and_trains_its_centre_terms(
@@ -334,3 +334,12 @@ def test_structural_route_uses_goods_variants_unless_told_otherwise():
         assert node_method(name).norm_updates == 1
     with pytest.raises(ValueError, match="variant"):
         node_method("dann", robustness_variant="theirs")
+
+
+@pytest.mark.parametrize("name", ["dann", "erm", "gpn"])
+def test_node_method_rejects_an_unknown_robustness_variant_for_every_method(name):
+    from gs_algos.node_methods import ROBUSTNESS_VARIANTS, node_method
+
+    assert set(ROBUSTNESS_VARIANTS) == {"good", "ours-v1"}
+    with pytest.raises(ValueError, match="variant must be one of"):
+        node_method(name, robustness_variant="GOOD")

@@ -67,6 +67,7 @@ from torch import Tensor, nn
 from gs_algos.config import TrainConfig
 from gs_algos.engine import fit_node, predict_node, seeded
 from gs_algos.methods.base import Method
+from gs_algos.methods.robust import VARIANTS, check_variant
 from gs_algos.uncertainty import (
     BayesianLoss,
     bayesian_combination,
@@ -438,18 +439,16 @@ def _robust(name: str, **kwargs: Any) -> Callable[[], Method]:
 
 #: The OOD-robustness methods of the paper, trained in the GOOD framework (section 4).
 ROBUSTNESS_METHODS = ("dann", "coral", "mixup", "eerm")
-#: Variants of :data:`ROBUSTNESS_METHODS` (:data:`gs_algos.methods.robust.VARIANTS`); the
-#: structural-shifts route defaults to :data:`DEFAULT_ROBUSTNESS_VARIANT`.
-ROBUSTNESS_VARIANTS = ("good", "ours-v1")
+#: Variants of :data:`ROBUSTNESS_METHODS` (one list, :data:`gs_algos.methods.robust.VARIANTS`);
+#: the structural-shifts route defaults to :data:`DEFAULT_ROBUSTNESS_VARIANT`.
+ROBUSTNESS_VARIANTS = VARIANTS
 #: The paper ran DANN, CORAL, EERM and Mixup "using the experimental framework from the
 #: GOOD benchmark" (section 4): GOOD's formulations (``variant="good"``) by default.
 DEFAULT_ROBUSTNESS_VARIANT = "good"
 
 
 def _robust_model(name: str, variant: str = DEFAULT_ROBUSTNESS_VARIANT) -> NodeMethod:
-    if variant not in ROBUSTNESS_VARIANTS:
-        raise ValueError(f"robustness variant must be one of {list(ROBUSTNESS_VARIANTS)}, "
-                         f"got {variant!r}")
+    check_variant(variant)
     # GOOD's training step runs the model once per pass: no extra batch-norm updates
     return SingleModel(name, _robust(name, variant=variant), norm_updates=1)
 
@@ -481,10 +480,8 @@ def node_method(name: str, num_members: int = 5,
     key = {"se": "erm"}.get(name, name)
     if key not in NODE_METHODS:
         raise ValueError(f"unknown node method {name!r}; accepted: {sorted([*NODE_METHODS, 'se'])}")
+    check_variant(robustness_variant)
     if key in ROBUSTNESS_METHODS:
         return NODE_METHODS[key](num_members, variant=robustness_variant)
-    if robustness_variant not in ROBUSTNESS_VARIANTS:
-        raise ValueError(f"robustness variant must be one of {list(ROBUSTNESS_VARIANTS)}, "
-                         f"got {robustness_variant!r}")
     return NODE_METHODS[key](num_members)
 
