@@ -18,6 +18,15 @@ Variants (``--protocol``):
 * ``paper``    - the `ci` run's own protocol (lr 3e-4, weight decay 1e-5, 200 epochs, lowest
   Valid-In loss), to reproduce a recorded cell.
 
+Encoders (``--encoder``):
+
+* ``ci``   - the `ci` run's encoder (appendix F: 3 GCN layers x 256, dropout 0.2, GELU, batch
+  norm after the activation, linear head);
+* ``good`` - GOOD's ``GCNEncoder`` with its ``configs/GOOD_configs/base.yaml`` widths
+  (``GOOD/networks/models/GCNs.py``: 3 GCN layers x 300, each conv -> batch norm -> ReLU ->
+  dropout 0.5, no ReLU after the last conv; linear classifier). Our config leaves the last
+  layer's batch norm out with its activation, the one difference left.
+
 For each cell and method it prints ID / OOD accuracy and the restored epoch beside the recorded
 values of the same seed (``--measured``) and the paper's.
 
@@ -40,25 +49,70 @@ import torch
 MEASURED = Path(__file__).resolve().parents[1] / "measured" / "ci-structural-shifts" / "results.jsonl"
 
 #: GOOD's GOODCora degree/covariate configs: (lr, weight decay, epochs) per method
-GOOD_OPTIMISER = {"dann": (1e-3, 0.0, 100), "coral": (1e-3, 0.0, 100),
+GOOD_OPTIMISER = {"erm": (1e-3, 0.0, 100), "dann": (1e-3, 0.0, 100), "coral": (1e-3, 0.0, 100),
                   "mixup": (1e-3, 0.0, 100), "eerm": (5e-3, 0.0, 50)}
 
 
-def _patch(protocol: str, method: str) -> None:
+def _patch(protocol: str, method: str, select: str = "in") -> None:
     from gs_algos import TrainConfig
 
     original = TrainConfig.__dict__["structural_shifts"].__func__
 
     def structural_shifts(cls, proto="authors", **changes):
         cfg = original(cls, proto, **changes)
+        if select == "out":
+            # GOOD's test mode evaluates best.ckpt: the best *OOD* validation score
+            # (basic_pipeline.py save_epoch "Out-Of-Domain checkpoint", load_task test_ckpt)
+            cfg = cfg.replace(select_on=("out_valid",))
         if protocol == "paper":
             return cfg
         if protocol == "good":
             lr, wd, epochs = GOOD_OPTIMISER[method]
-            cfg = cfg.replace(lr=lr, weight_decay=wd, max_epochs=epochs)
+            # GOOD's loop: one forward pass (one batch-norm update) per step
+            cfg = cfg.replace(lr=lr, weight_decay=wd, max_epochs=epochs, norm_updates_per_step=1)
         return cfg.replace(metric="accuracy")
 
     TrainConfig.structural_shifts = classmethod(structural_shifts)
+
+
+#: GOOD's GCN encoder as NodeGNNConfig overrides (see the module docstring)
+GOOD_ENCODER = {"hidden_channels": 300, "dropout": 0.5, "activation": "relu",
+                "layer_order": "conv-norm-act", "last_activation": False, "norm": "batch"}
+
+
+def _patch_encoder(encoder: str) -> None:
+    """Make ``gs_models.build_model`` (which the runner imports at call time) build GOOD's
+    encoder widths for the node presets when ``encoder == "good"``."""
+    import gs_models
+
+    original = getattr(gs_models.build_model, "__wrapped__", gs_models.build_model)
+    if encoder == "ci":
+        gs_models.build_model = original
+        return
+
+    def build_model(name, in_channels, out_channels, **kw):
+        return original(name, in_channels, out_channels, **{**GOOD_ENCODER, **kw})
+
+    build_model.__wrapped__ = original
+    gs_models.build_model = build_model
+
+
+#: the keyword of each method that GOOD calls ``ood_param``
+OOD_PARAM = {"dann": "domain_weight", "coral": "penalty_weight", "mixup": "alpha", "eerm": "beta"}
+
+
+def _patch_ood_param(method: str, value: float | None) -> None:
+    """Train ``method`` with GOOD's ``ood_param`` = ``value`` (``None``: the variant's
+    default, GOODCora/degree/covariate), e.g. a point of GOOD's sweep grid
+    (``configs/sweep_configs/<method>/base.yaml``: DANN / CORAL 1, 0.1, 0.01, 0.001; Mixup
+    0.4, 1, 2; EERM 0.5, 1, 3)."""
+    import functools
+
+    from gs_algos.methods import METHODS
+
+    cls = METHODS[method]
+    cls = getattr(cls, "func", cls)
+    METHODS[method] = cls if value is None else functools.partial(cls, **{OOD_PARAM[method]: value})
 
 
 def main() -> None:
@@ -66,8 +120,17 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--protocol", choices=("good", "accuracy", "paper"), default="good")
+    ap.add_argument("--encoder", choices=("ci", "good"), default="ci",
+                    help="'ci': the ci run's encoder; 'good': GOOD's GCN encoder (width 300, "
+                         "dropout 0.5, ReLU)")
+    ap.add_argument("--select", choices=("in", "out"), default="in",
+                    help="checkpoint selected on Valid-In ('in', the paper's section 3.1) or on "
+                         "Valid-Out ('out': GOOD's best.ckpt, which its test mode evaluates)")
+    ap.add_argument("--ood-param", type=float, default=None,
+                    help="GOOD's ood_param for the robustness methods (DANN domain weight, CORAL "
+                         "penalty weight, Mixup alpha, EERM beta); default: GOODCora's config")
     ap.add_argument("--methods", nargs="+", default=["dann", "coral", "mixup", "eerm"],
-                    choices=sorted(GOOD_OPTIMISER))
+                    choices=sorted([*GOOD_OPTIMISER, "erm"]))
     ap.add_argument("--measured", type=Path, default=MEASURED,
                     help="results.jsonl of the ci run (or a run folder's results/)")
     ap.add_argument("--runs", nargs="+", type=int, default=[0],
@@ -84,7 +147,10 @@ def main() -> None:
     for cell in args.cells:
         ds, shift = cell.split(":")
         for method, run in ((m, r) for m in args.methods for r in args.runs):
-            _patch(args.protocol, method)
+            _patch(args.protocol, method, args.select)
+            _patch_encoder(args.encoder)
+            if method in OOD_PARAM:
+                _patch_ood_param(method, args.ood_param)
             params = {"dataset": ds, "method": method, "ratio": "50:50", "strategy": shift}
             base = next(r for r in recs if r["job"]["params"] == params and r["job"]["seed"] == 0)
             erm = next((r for r in recs if r["job"]["params"] == {**params, "method": "erm"}
@@ -98,7 +164,10 @@ def main() -> None:
             em = erm["metrics"] if erm else {"id_acc": float("nan"), "ood_acc": float("nan")}
             pid = published("structural-shifts", ds, shift, method, "id_acc")[0]
             pood = published("structural-shifts", ds, shift, method, "ood_acc")[0]
-            print(f"{ds} {shift} {method} seed {43 + run}, {args.protocol}: ID {100 * m['id_acc']:.2f} "
+            tag = f"{args.protocol}/{args.encoder}/select {args.select}"
+            if args.ood_param is not None and method in OOD_PARAM:
+                tag += f"/ood_param {args.ood_param:g}"
+            print(f"{ds} {shift} {method} seed {43 + run}, {tag}: ID {100 * m['id_acc']:.2f} "
                   f"OOD {100 * m['ood_acc']:.2f} (epoch {m['best_epochs'][0]}) | recorded "
                   f"{100 * rm['id_acc']:.2f} / {100 * rm['ood_acc']:.2f} (seed 43, epoch "
                   f"{rm['best_epochs'][0]}) | same-seed ERM {100 * em['id_acc']:.2f} / "
