@@ -12,8 +12,8 @@ Figures are in :mod:`gs_splits.plot` (``plot`` extra).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
 from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
