@@ -198,3 +198,18 @@ def test_an_archive_line_that_is_not_a_record_is_skipped_with_a_warning(tmp_path
     path.write_text(json.dumps(good) + "\n{not json\n" + json.dumps({"key": "x"}) + "\n\n")
     assert [r["key"] for r in archived_records(path)] == [good["key"]]
     assert f"{path} line 2 skipped" in caplog.text and f"{path} line 3 skipped" in caplog.text
+
+
+def test_an_unwritable_run_folder_costs_the_picture_not_the_job(tmp_path, caplog):
+    from gs_bench.runners import structural
+
+    settings = {"domains": 10}
+    params = {"dataset": "synthetic-default", "strategy": "popularity", "ratio": "50:50", "method": "erm"}
+    data = structural._split(structural._load("synthetic-default", settings), params, settings)
+    blocker = tmp_path / "run"
+    blocker.mkdir()
+    (blocker / "split-pictures").write_text("a file where the folder should be")
+    block = structural.split_record(data, params, settings, str(blocker))
+    assert block["picture"] is None and "could not write the split picture" in caplog.text
+    assert block["statistics"]["sizes"]["in_train"] == 902
+    assert structural.split_record(data, params, settings, None)["picture"] is None

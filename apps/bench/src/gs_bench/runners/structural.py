@@ -455,7 +455,8 @@ def split_record(data, params: dict[str, Any], settings: dict[str, Any], workdir
       the whole largest connected component) is tens of kB, the same for every job of the
       split, so it is written once per split to ``<run folder>/split-pictures/<name>.json``
       (atomically; a job finding it there skips the layout) and the record names that file.
-      ``None`` when the executor gave no run folder.
+      ``None`` when the executor gave no run folder or it cannot be written (logged; the job
+      still succeeds).
     """
     from gs_bench.store import atomic_write_text
     from gs_splits import Split, split_statistics
@@ -476,11 +477,15 @@ def split_record(data, params: dict[str, Any], settings: dict[str, Any], workdir
             h.update(np.ascontiguousarray(a).tobytes())
         name = f"{params['dataset']}_{params['strategy']}_{source}_{h.hexdigest()[:16]}.json".replace("/", "_")
         path = Path(workdir) / PICTURE_DIR / name
+        picture = f"{PICTURE_DIR}/{name}"
         if not path.is_file():
             n = int(data.num_nodes)
             pic = graph_picture(split, ei, max_nodes=min(max(3000, n), PICTURE_MAX_NODES), iterations=30)
-            atomic_write_text(path, json.dumps(pic.to_dict()))
-        picture = f"{PICTURE_DIR}/{name}"
+            try:
+                atomic_write_text(path, json.dumps(pic.to_dict()))
+            except OSError as exc:  # e.g. a remote worker without the run folder: keep the job
+                log.warning("could not write the split picture %s (%s); the report will leave it out", path, exc)
+                picture = None
     return {
         "version": SPLIT_RECORD_VERSION,
         "dataset": params["dataset"],
