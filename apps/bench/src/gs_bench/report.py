@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from gs_bench.store import ResultsStore, atomic_write_text
+from gs_bench.store import CorruptRecordError, ResultsStore, atomic_write_text
 
-__all__ = ["Table", "Figure", "mean_std", "fmt_mean_std", "build_report", "FORMATS"]
+__all__ = ["Table", "Figure", "mean_std", "fmt_mean_std", "build_report", "archived_records", "FORMATS", "ARCHIVE"]
 
 FORMATS = ("md", "html", "latex")
 
@@ -106,8 +106,42 @@ def group_records(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> dic
     return groups
 
 
+#: the records of an archived run folder, one JSON record per line (``apps/bench/measured/*/``)
+ARCHIVE = "results.jsonl"
+
+
+def archived_records(path: Path) -> list[dict[str, Any]]:
+    """The complete records of an archive ``results.jsonl`` (one record per line, as the
+    measured runs in ``apps/bench/measured/`` are committed). A line that is not a complete
+    record is skipped with a warning naming the file and the line."""
+    import logging
+
+    log = logging.getLogger(__name__)
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for i, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                if not isinstance(rec, dict):
+                    raise CorruptRecordError(f"a JSON {type(rec).__name__}, not a record")
+                ResultsStore.check_record(rec)
+            except (ValueError, CorruptRecordError) as exc:
+                log.warning("%s line %d skipped: not a complete job record (%s)", path, i, exc)
+                continue
+            out.append(rec)
+    return out
+
+
 def build_report(out: str | Path, fmt: str = "md") -> Path:
-    """Write the report of the results folder ``out`` and return the report file."""
+    """Write the report of the results folder ``out`` and return the report file.
+
+    The records come from ``out/results/``, or, for an archived run folder without it, from
+    ``out/results.jsonl`` (one record per line). Every table and figure is drawn from the
+    records and the files the jobs wrote into ``out`` (e.g. ``split-pictures/``): no dataset
+    is loaded and no split computed, so the data root may be gone.
+    """
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
     from gs_bench.runners import load_runner
@@ -115,6 +149,8 @@ def build_report(out: str | Path, fmt: str = "md") -> Path:
     out = Path(out)
     store = ResultsStore(out)
     records = list(store.records())
+    if not records and (out / ARCHIVE).is_file():
+        records = archived_records(out / ARCHIVE)
     if not records:
         raise ValueError(f"no results in {out / 'results'}: run `gs-bench run ... --out {out}` first")
     report_dir = out / "report"
@@ -134,7 +170,8 @@ def build_report(out: str | Path, fmt: str = "md") -> Path:
         tables = runner.tables(recs)
         figures = runner.figures(recs, report_dir) if hasattr(runner, "figures") else []
         texts = runner.paragraphs(recs) if hasattr(runner, "paragraphs") else []
-        sections.append((suite, tables, figures, texts))
+        notes = runner.notes(recs, out) if hasattr(runner, "notes") else []
+        sections.append((suite, tables, figures, texts, notes))
     failed = [r for r in records if r.get("status") != "ok"]
     text = _render(sections, fmt, run_info, len(records), failed)
     name = {"md": "report.md", "html": "report.html", "latex": "report.tex"}[fmt]
@@ -150,11 +187,12 @@ def _render(sections, fmt, run_info, n_records, failed) -> str:
         parts = ["# gs benchmark report", ""]
         parts.append(f"{n_records} job records ({len(failed)} failed). Git revision: {env.get('git_revision', 'unknown')}. CPU: {env.get('cpu', '?')} x{env.get('cpu_count', '?')}, GPU: {env.get('gpu', '?')}.")
         parts.append(f"Versions: {versions}." if versions else "")
-        for suite, tables, figures, texts in sections:
+        for suite, tables, figures, texts, notes in sections:
             parts += ["", f"## {suite}", ""]
             parts += [f"{t}\n" for t in texts]
             parts += [t.to_markdown() for t in tables]
             parts += [f"![{f.caption}]({f.path})\n\n*{f.caption}*\n" for f in figures]
+            parts += [f"{t}\n" for t in notes]
         if failed:
             parts += ["", "## Failed jobs", ""]
             parts += [f"- `{r['key']}` {r['job']['suite']} {r['job']['params']}: {str(r.get('error', '')).splitlines()[0]}" for r in failed]
@@ -164,15 +202,16 @@ def _render(sections, fmt, run_info, n_records, failed) -> str:
                  "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}th{background:#eee}img{max-width:100%}</style></head><body>",
                  "<h1>gs benchmark report</h1>",
                  f"<p>{n_records} job records ({len(failed)} failed). Git revision: {html.escape(str(env.get('git_revision', 'unknown')))}. {html.escape(versions)}</p>"]
-        for suite, tables, figures, texts in sections:
+        for suite, tables, figures, texts, notes in sections:
             parts.append(f"<h2>{html.escape(suite)}</h2>")
             parts += [f"<p>{html.escape(t)}</p>" for t in texts]
             parts += [t.to_html() for t in tables]
             parts += [f"<figure><img src='{html.escape(f.path)}'><figcaption>{html.escape(f.caption)}</figcaption></figure>" for f in figures]
+            parts += [f"<p>{html.escape(t)}</p>" for t in notes]
         parts.append("</body></html>")
         return "\n".join(parts)
     parts = [r"% gs benchmark report (tables need \usepackage{booktabs})"]
-    for suite, tables, _, _texts in sections:
+    for suite, tables, _, _texts, _notes in sections:
         parts.append(f"% --- {suite} ---")
         parts += [t.to_latex() for t in tables]
     return "\n".join(parts)

@@ -13,6 +13,8 @@ attach_split(data, split) -> Data with in_train_mask, ..., domain
 make_split(data, strategy, sizes=..., seed=..., cache_dir=...) -> Data (cached on disk)
 load_edgewise_splits / generate_edgewise_splits: the edgewise-calibration splits
 lebed_feature_shift / lebed_domain_shift / lebed_temporal_shift: LeBed test-graph sets
+StructuralNodeSplit / NodeDataset / get_idx_split: PyG-native transform, dataset class and
+    OGB-style index dict (``gs_data.pyg``)
 """
 
 from __future__ import annotations
@@ -56,8 +58,11 @@ _LAZY = {
     "lebed_feature_shift": "gs_data.lebed",
     "lebed_domain_shift": "gs_data.lebed",
     "lebed_temporal_shift": "gs_data.lebed",
+    "StructuralNodeSplit": "gs_data.pyg",
+    "NodeDataset": "gs_data.pyg",
+    "get_idx_split": "gs_data.pyg",
 }
-_SUBMODULES = ("synthetic", "datasets", "splits", "edgewise", "lebed")
+_SUBMODULES = ("synthetic", "datasets", "splits", "edgewise", "lebed", "pyg")
 
 __all__ = [
     "__version__",

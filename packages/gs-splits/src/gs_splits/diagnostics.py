@@ -12,7 +12,8 @@ Figures are in :mod:`gs_splits.plot` (``plot`` extra).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from gs_splits import _kernels
 from gs_splits.graph import CSRGraph, as_csr_graph
 from gs_splits.split import Split
 
-__all__ = ["SplitStatistics", "split_statistics", "summarize_split", "distance_distribution"]
+__all__ = ["SplitStatistics", "split_statistics", "summarize_split", "distance_distribution", "property_histogram"]
 
 _QUANTILES = (0.0, 0.25, 0.5, 0.75, 1.0)
 
@@ -39,6 +40,14 @@ class SplitStatistics:
     sigma : {part: {"mean", "q0", ..., "q100"}} (empty without sigma)
     distances : {"ID"/"OOD": {distance: fraction}, plus "unreachable"} (empty without graph)
     distance_sources : int, number of BFS sources per group
+    property_hist : dict (empty without sigma)
+        The histogram of the appendix-A property panel (:func:`property_histogram`):
+        ``name``, ``scale`` (``"log10"`` or ``"linear"``), ``edges``, counts ``ID`` / ``OOD``
+        per bin, ``not_shown`` (nodes with property 0 on a log scale).
+
+    :meth:`to_dict` / :meth:`from_dict` round-trip the numbers through JSON, so a figure can be
+    drawn later from stored statistics without the graph (``plot_statistics(None,
+    stats=...)``).
     """
 
     sizes: dict[str, int]
@@ -48,6 +57,52 @@ class SplitStatistics:
     sigma: dict[str, dict[str, float]] = field(default_factory=dict)
     distances: dict[str, dict[str, float]] = field(default_factory=dict)
     distance_sources: int = 0
+    property_hist: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self, groups: Sequence[str] | None = None) -> dict[str, Any]:
+        """A JSON-serialisable copy (class ids become strings, as JSON object keys must).
+
+        ``groups``: keep the per-group numbers (class balance, degree, sigma) of these groups
+        only, e.g. ``("ID", "OOD")``, what :func:`gs_splits.plot.plot_statistics` draws;
+        ``sizes`` always keeps every part. ``None``: everything.
+        """
+        def keep(d: dict[str, Any]) -> dict[str, Any]:
+            return d if groups is None else {k: v for k, v in d.items() if k in groups}
+
+        return {
+            "sizes": {k: int(v) for k, v in self.sizes.items()},
+            "class_balance": {k: {str(c): float(v) for c, v in cb.items()} for k, cb in keep(self.class_balance).items()},
+            "degree": {k: dict(v) for k, v in keep(self.degree).items()},
+            "degree_hist": {k: [int(x) for x in v] for k, v in keep(self.degree_hist).items()},
+            "sigma": {k: dict(v) for k, v in keep(self.sigma).items()},
+            "distances": {k: dict(v) for k, v in self.distances.items()},
+            "distance_sources": int(self.distance_sources),
+            "property_hist": dict(self.property_hist),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any) -> SplitStatistics:
+        """Inverse of :meth:`to_dict` (class ids that read as integers become ints again)."""
+        if not isinstance(d, dict) or not isinstance(d.get("sizes"), dict):
+            raise ValueError(
+                "split statistics: expected the dict written by SplitStatistics.to_dict (with "
+                f"'sizes'), got {type(d).__name__}"
+            )
+        unknown = set(d) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ValueError(f"split statistics: unknown field(s) {sorted(unknown)}; accepted: "
+                             f"{[f.name for f in fields(cls)]}")
+
+        def cls_key(c: str) -> Any:
+            try:
+                return int(c)
+            except (TypeError, ValueError):
+                return c
+
+        kw = dict(d)
+        kw["class_balance"] = {k: {cls_key(c): v for c, v in cb.items()}
+                               for k, cb in (d.get("class_balance") or {}).items()}
+        return cls(**kw)
 
 
 def _groups(split: Split) -> dict[str, np.ndarray]:
@@ -106,6 +161,36 @@ def distance_distribution(
     return out
 
 
+def property_histogram(split: Split, bins: int = 40) -> dict[str, Any]:
+    """Histogram of the split property (``-sigma``), ID vs OOD (appendix A, property panel).
+
+    A heavy-tailed non-negative property (max / min positive value > 100, e.g. PageRank) is
+    binned as ``log10(property)``, its zeros counted in ``not_shown``; any other property
+    linearly. ``bins`` equal-width bins over the finite values. Returns ``{}`` without sigma.
+    """
+    if split.sigma is None:
+        return {}
+    prop = -np.asarray(split.sigma, dtype=np.float64)
+    pos = prop[prop > 0]
+    logscale = bool(pos.size > 0 and np.all(prop >= 0) and pos.max() / pos.min() > 100)
+    if logscale:
+        with np.errstate(divide="ignore"):
+            vals = np.log10(np.where(prop > 0, prop, np.nan))
+    else:
+        vals = prop
+    ok = np.isfinite(vals)
+    edges = np.histogram_bin_edges(vals[ok], bins=bins)
+    out: dict[str, Any] = {
+        "name": str(split.metadata.get("strategy", "")),
+        "scale": "log10" if logscale else "linear",
+        "edges": [float(e) for e in edges],
+        "not_shown": int((prop == 0).sum()) if logscale else 0,
+    }
+    for key, mask in (("ID", split.in_distribution), ("OOD", split.out_of_distribution)):
+        out[key] = np.histogram(vals[mask & ok], bins=edges)[0].astype(int).tolist()
+    return out
+
+
 def split_statistics(
     split: Split,
     graph: Any = None,
@@ -131,6 +216,7 @@ def split_statistics(
     if split.sigma is not None:
         for k, m in groups.items():
             stats.sigma[k] = _quantiles(split.sigma[m])
+        stats.property_hist = property_histogram(split)
     if graph is not None:
         g = as_csr_graph(graph, split.num_nodes)
         deg = g.degree

@@ -9,7 +9,8 @@ Each runner module provides
 * ``tables(records) -> list[gs_bench.report.Table]``: the paper-layout tables.
 
 Optional: ``figures(records, report_dir)``, ``paragraphs(records) -> list[str]`` (text put
-before the suite's tables, e.g. the training protocol), ``applicable(params) -> bool``
+before the suite's tables, e.g. the training protocol), ``notes(records, run_dir) ->
+list[str]`` (text put after the suite's figures, e.g. what could not be drawn), ``applicable(params) -> bool``
 (drop grid points that make no sense) and ``runs(params, settings, seeds) -> int`` (fewer
 runs for some grid points, e.g. one 5-member ensemble against 3 runs of a single model),
 ``max_runs(settings, seeds) -> int`` (plan up to that many runs when ``runs`` gives some
@@ -17,7 +18,10 @@ grid points more than ``seeds``), ``order_jobs(jobs) -> jobs`` (the order the ex
 them in). ``run_job`` finds the
 results folder in ``job["workdir"]`` (for files shared between jobs), when the executor
 gives one.
-Report sections follow the order of :data:`RUNNERS` (the papers' order).
+Report sections follow the order of :data:`RUNNERS` (the papers' order). ``tables``,
+``figures``, ``paragraphs`` and ``notes`` draw from the records (and files the jobs wrote into
+the run folder) only: ``gs-bench report`` never loads a dataset or computes a split, so it works
+on a finished run folder with the data root removed.
 """
 
 RUNNERS: dict[str, str] = {

@@ -1,0 +1,241 @@
+"""PyG-native entry points (gs_data.pyg): the split transform, the dataset class, get_idx_split."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+import gs_data
+from gs_data import NodeDataset, StructuralNodeSplit, get_idx_split
+from gs_data.splits import data_fingerprint
+
+PARTS = ("in_train", "in_valid", "in_test", "out_valid", "out_test")
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    return gs_data.load("synthetic-default")
+
+
+def _reference(data, strategy, **kw):
+    from gs_splits import structural_split
+
+    return structural_split(data.edge_index.numpy(), strategy, num_nodes=int(data.num_nodes), **kw)
+
+
+@pytest.mark.parametrize("strategy", ["popularity", "locality", "density"])
+@pytest.mark.parametrize("seed, sizes", [(0, (0.3, 0.1, 0.1, 0.1, 0.4)), (7, "70:30")])
+def test_transform_masks_equal_structural_split(synthetic, strategy, seed, sizes):
+    out = StructuralNodeSplit(strategy, sizes=sizes, seed=seed)(synthetic)
+    ref = _reference(synthetic, strategy, seed=seed, sizes=sizes)
+    for part in PARTS:
+        mask = out[f"{part}_mask"]
+        assert mask.dtype == torch.bool and mask.shape == (synthetic.num_nodes,)
+        assert np.array_equal(mask.numpy(), ref.masks[part]), part
+    assert np.array_equal(out.domain.numpy(), ref.domains)
+    assert np.array_equal(out.split_sigma.numpy(), ref.sigma)
+    assert out.split_metadata["counts"] == ref.metadata["counts"]
+
+
+def test_other_seeds_give_other_masks(synthetic):
+    a = StructuralNodeSplit("popularity", seed=0)(synthetic)
+    b = StructuralNodeSplit("popularity", seed=1)(synthetic)
+    # the OOD part follows the property; the ID shuffle into train / valid / test follows the seed
+    assert torch.equal(a.out_test_mask, b.out_test_mask)
+    assert not torch.equal(a.in_train_mask, b.in_train_mask)
+
+
+def test_transform_records_fingerprint_and_params_and_leaves_its_input_alone(synthetic):
+    t = StructuralNodeSplit("density", sizes="90:10", seed=5, num_domains=4)
+    out = t(synthetic)
+    meta = out.split_metadata
+    assert meta["data_fingerprint"] == data_fingerprint(synthetic)  # gs-data's one fingerprint
+    assert meta["transform"] == {"name": "StructuralNodeSplit", "strategy": "density", "sizes": "90:10",
+                                 "seed": 5, "num_domains": 4, "domain_scope": "in_train"}
+    assert meta["strategy"] == "density" and meta["seed"] == 5
+    assert "cache_file" not in meta  # nothing was cached
+    assert int(out.domain.max()) == 3
+    assert "in_train_mask" not in synthetic and "split_metadata" not in synthetic
+    assert repr(t) == ("StructuralNodeSplit(strategy='density', sizes='90:10', seed=5, num_domains=4, "
+                       "domain_scope='in_train')")
+
+
+def test_transform_cache_is_opt_in(synthetic, tmp_path):
+    t = StructuralNodeSplit("popularity", use_cache=True, cache_dir=tmp_path)
+    first = t(synthetic)
+    files = list((tmp_path / "splits").glob("*.npz"))
+    assert len(files) == 1 and first.split_metadata["cache_file"] == str(files[0])
+    assert torch.equal(t(synthetic).in_train_mask, first.in_train_mask)
+
+
+@pytest.mark.parametrize(
+    "kwargs, argument, accepted",
+    [
+        ({"strategy": "pagerank"}, "strategy", "'pagerank'; accepted: popularity, locality, density, random"),
+        ({"sizes": "60:40"}, "sizes", "'50:50', '70:30', '90:10'"),
+        ({"sizes": (0.5, 0.5)}, "sizes", "5 non-negative fractions"),
+        ({"sizes": (0.3, 0.1, 0.1, 0.1, 0.3)}, "sizes", "sum to 0.9"),
+        ({"sizes": (0.3, 0.1, 0.1, -0.1, 0.6)}, "sizes", "5 non-negative fractions"),
+        ({"seed": -1}, "seed", "integer >= 0"),
+        ({"seed": 1.5}, "seed", "integer >= 0"),
+        ({"num_domains": 0}, "num_domains", "integer >= 1"),
+        ({"domain_scope": "train"}, "domain_scope", "in_train, all"),
+    ],
+)
+def test_bad_transform_arguments_name_the_argument_and_what_is_accepted(kwargs, argument, accepted):
+    with pytest.raises(ValueError) as info:
+        StructuralNodeSplit(**kwargs)
+    msg = str(info.value)
+    assert msg.startswith(f"{argument}:") and accepted in msg, msg
+
+
+def test_transform_needs_a_strategy_name_and_a_homogeneous_graph():
+    with pytest.raises(TypeError, match="strategy: expected a strategy name"):
+        StructuralNodeSplit(np.arange(5.0))
+    from torch_geometric.data import HeteroData
+
+    with pytest.raises(TypeError, match="got HeteroData"):
+        StructuralNodeSplit()(HeteroData())
+
+
+def test_transform_inside_planetoid_on_the_real_cora_files(shared_datasets, tmp_path):
+    from torch_geometric.datasets import Planetoid
+    from torch_geometric.transforms import Compose, NormalizeFeatures
+
+    shutil.copytree(shared_datasets / "planetoid" / "Cora" / "raw", tmp_path / "Cora" / "raw")
+    plain = Planetoid(root=str(tmp_path), name="Cora")[0]
+    transform = Compose([NormalizeFeatures(), StructuralNodeSplit("locality", seed=3)])
+    ds = Planetoid(root=str(tmp_path), name="Cora", transform=transform)
+    data = ds[0]
+    assert data.num_nodes == 2708 and data.edge_index.shape == (2, 10556)
+    ref = _reference(plain, "locality", seed=3)
+    for part in PARTS:
+        assert np.array_equal(data[f"{part}_mask"].numpy(), ref.masks[part]), part
+    # 30 / 10 / 10 / 10 / 40 % of 2,708 nodes (each group's last part takes the remainder)
+    assert [int(data[f"{p}_mask"].sum()) for p in PARTS] == [812, 270, 272, 270, 1084]
+    assert data.split_metadata["data_fingerprint"] == data_fingerprint(NormalizeFeatures()(plain))
+    assert torch.equal(data.train_mask, plain.train_mask)  # Planetoid's own masks stay
+    idx = get_idx_split(data)  # ... and are not taken for the structural split's parts
+    assert np.array_equal(idx["train"].numpy(), np.flatnonzero(ref.masks["in_train"]))
+    assert set(idx) == {"train", "valid", "test", "valid_ood", "test_ood"}
+
+
+def test_pre_transform_inside_planetoid_is_saved_with_the_processed_data(shared_datasets, tmp_path):
+    from torch_geometric.datasets import Planetoid
+
+    shutil.copytree(shared_datasets / "planetoid" / "Cora" / "raw", tmp_path / "Cora" / "raw")
+    t = StructuralNodeSplit("popularity", seed=0)
+    first = Planetoid(root=str(tmp_path), name="Cora", pre_transform=t)[0]
+    again = Planetoid(root=str(tmp_path), name="Cora", pre_transform=t)[0]  # read back from processed/
+    for part in PARTS:
+        assert torch.equal(first[f"{part}_mask"], again[f"{part}_mask"])
+    assert again.split_metadata["transform"]["strategy"] == "popularity"
+
+
+def test_node_dataset_loads_coraml_from_the_shared_file(shared_datasets, tmp_path, monkeypatch):
+    from gs_data.splits import load_authors_split
+
+    ds = NodeDataset(tmp_path, "CoraML", raw_root=shared_datasets,
+                     pre_transform=StructuralNodeSplit("popularity", seed=0))
+    assert repr(ds) == "NodeDataset('cora-ml')" and len(ds) == 1
+    data = ds[0]
+    ref = gs_data.load("cora-ml", root=shared_datasets, use_cache=False)
+    assert torch.equal(data.edge_index, ref.edge_index) and torch.equal(data.x, ref.x)
+    assert torch.equal(data.y, ref.y) and data.name == "cora-ml"
+    assert (ds.num_classes, ds.num_features, data.num_nodes) == (7, 2879, 2995)  # Table 8
+    assert data.provenance["paper_stats"][0]["nodes"] == 2995
+    # structural-shifts paper, section 4: the OOD parts are the 50 % largest sigma in sigma
+    # order, so the popularity split's Valid-Out / Test-Out are the authors' published ones
+    authors = load_authors_split("cora-ml", "popularity", shared_datasets)
+    for part in ("out_valid", "out_test"):
+        assert np.array_equal(data[f"{part}_mask"].numpy(), authors[part]), part
+    idx = ds.get_idx_split()
+    assert [idx[k].numel() for k in ("train", "valid", "test", "valid_ood", "test_ood")] == [898, 299, 300, 299, 1199]
+    processed = list((tmp_path / "processed" / "pyg" / "cora-ml").glob("data-*.pt"))
+    assert len(processed) == 1
+    # a second construction reads the processed file: no parsing, no split
+    monkeypatch.setattr(gs_data, "load", lambda *a, **k: pytest.fail("reloaded the raw files"))
+    again = NodeDataset(tmp_path, "cora-ml", raw_root=shared_datasets,
+                        pre_transform=StructuralNodeSplit("popularity", seed=0))
+    assert torch.equal(again[0].in_train_mask, data.in_train_mask)
+
+
+def test_node_dataset_transform_runs_on_access_and_pre_filter_applies(tmp_path):
+    ds = NodeDataset(tmp_path, "synthetic-default", transform=StructuralNodeSplit("density", seed=2))
+    assert "in_train_mask" in ds[0]
+    ref = _reference(ds.get(0), "density", seed=2)  # get(): the stored graph, no transform
+    assert np.array_equal(ds[0].in_test_mask.numpy(), ref.masks["in_test"])
+    with pytest.raises(ValueError, match="carries no split masks; expected attributes in_train_mask"):
+        NodeDataset(tmp_path / "plain", "synthetic-default").get_idx_split()
+    with pytest.raises(ValueError, match="pre_filter rejected the only graph of dataset 'synthetic-default'"):
+        NodeDataset(tmp_path / "filtered", "synthetic-default", pre_filter=lambda d: d.num_nodes < 10)
+
+
+def test_node_dataset_options_get_their_own_processed_file(tmp_path):
+    plain = NodeDataset(tmp_path, "synthetic-default")
+    norm = NodeDataset(tmp_path, "synthetic-default", normalize_features=True)
+    files = sorted((tmp_path / "processed" / "pyg" / "synthetic-default").glob("data-*.pt"))
+    assert len(files) == 2
+    rows = norm[0].x.sum(1)
+    assert torch.allclose(rows[rows > 0], torch.ones(int((rows > 0).sum())))
+    assert not torch.equal(plain[0].x, norm[0].x)
+
+
+def test_node_dataset_bad_name_and_missing_file(tmp_path):
+    with pytest.raises(ValueError, match="unknown dataset name 'cora-mll'; accepted names: .*cora-ml"):
+        NodeDataset(tmp_path, "cora-mll")
+    with pytest.raises(gs_data.MissingRawFileError) as info:
+        NodeDataset(tmp_path, "cora-ml", download=False)
+    assert str(tmp_path / "structural-shifts" / "cora-ml" / "data.mat") in str(info.value)
+
+
+def test_get_idx_split_equals_the_mask_nonzeros_and_parts_are_disjoint(synthetic):
+    from gs_splits import scientific_split
+
+    split = _reference(synthetic, "locality", seed=1)
+    from_split = get_idx_split(split)
+    from_data = get_idx_split(StructuralNodeSplit("locality", seed=1)(synthetic))
+    from_mapping = get_idx_split({f"{k}_mask": torch.from_numpy(v) for k, v in split.masks.items()})
+    names = {"train": "in_train", "valid": "in_valid", "test": "in_test",
+             "valid_ood": "out_valid", "test_ood": "out_test"}
+    assert list(from_split) == list(names)
+    for key, part in names.items():
+        expected = np.flatnonzero(split.masks[part])
+        for idx in (from_split, from_data, from_mapping):
+            assert idx[key].dtype == torch.long and np.array_equal(idx[key].numpy(), expected)
+    seen = torch.cat(list(from_split.values()))
+    assert seen.numel() == torch.unique(seen).numel() == synthetic.num_nodes  # disjoint, covering
+    # a scientific split: iid / ood parts under the same OGB keys, its pools under their names
+    domains = np.arange(200) % 10
+    sci = scientific_split(domains, source=[0, 1, 2, 3, 4], info_level="no_info", seed=0)
+    idx = get_idx_split(sci)
+    assert {"train", "valid", "test", "valid_ood", "test_ood"} <= set(idx)
+    assert np.array_equal(idx["test_ood"].numpy(), np.flatnonzero(sci.masks["ood_test"]))
+
+
+def test_get_idx_split_rejects_what_is_not_a_split():
+    with pytest.raises(TypeError, match="expected a gs_splits.Split, a Data with <part>_mask"):
+        get_idx_split([1, 2, 3])
+    with pytest.raises(ValueError, match="mask 'in_train' must be a 1-D boolean mask, got dtype torch.int64"):
+        get_idx_split({"in_train": torch.tensor([0, 1, 1])})
+    with pytest.raises(ValueError, match="mask 'in_test' has 2 entries, the others 3"):
+        get_idx_split({"in_train": np.ones(3, bool), "in_test": np.ones(2, bool)})
+    with pytest.raises(ValueError, match="two masks map to the key 'train'"):
+        get_idx_split({"in_train": np.ones(3, bool), "train": np.zeros(3, bool)})
+
+
+def test_readme_snippet_runs(shared_datasets, tmp_path, monkeypatch, capsys):
+    """The "PyG users" snippet of the README runs as written (shared folder substituted)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start = text.index("```python", text.index("## PyG users")) + len("```python")
+    code = text[start:text.index("```", start)]
+    assert 'shared = "../shared/datasets"' in code
+    monkeypatch.setattr("tempfile.mkdtemp", lambda: str(tmp_path))
+    exec(compile(code.replace('"../shared/datasets"', repr(str(shared_datasets))), "README", "exec"), {})
+    out = capsys.readouterr().out
+    assert "NodeDataset('cora-ml') 2995 {'train': 898, 'valid': 299, 'test': 300" in out
