@@ -248,3 +248,44 @@ def test_robustness_variant_and_domain_scope_settings(tmp_path, monkeypatch):
             structural.run_job({"params": {**params, "method": "dann"}, "settings": settings, "seed": 0})
     assert asked == [("dann", "good"), ("dann", "ours-v1")]
     monkeypatch.setattr(nm, "node_method", real)
+
+
+def test_robustness_framework_good_trains_goods_gcn_with_goodcora_training(tmp_path, monkeypatch):
+    """``robustness_framework = "good"``: DANN / CORAL / Mixup / EERM get GOOD's GCN
+    (``good-gcn``: 3 x 300, ReLU, dropout 0.5) and GOOD's GOODCora training (lr 1e-3, no
+    weight decay, 100 epochs; EERM lr 5e-3, 50 epochs; best Valid-In accuracy); ERM and the
+    others keep the paper's; "paper" keeps everything as before; a bad value stops the suite."""
+    import gs_algos.node_methods as nm
+
+    monkeypatch.setenv("GS_DATA_ROOT", str(tmp_path))
+    with pytest.raises(SuiteConfigError, match="robustness_framework"):
+        structural.validate(load_suite("structural-shifts", "demo").with_overrides(
+            settings={"robustness_framework": "goods"}))
+    structural.validate(load_suite("structural-shifts", "demo").with_overrides(
+        settings={"robustness_framework": "good"}))
+    seen = []
+
+    class Spy:
+        def fit(self, build, data, cfg, **kw):
+            model = build()
+            seen.append((model.config.hidden_channels, model.config.activation, model.config.dropout,
+                         cfg.lr, cfg.weight_decay, cfg.max_epochs, cfg.metric, cfg.patience))
+            raise RuntimeError("stop")
+
+    monkeypatch.setattr(nm, "node_method", lambda *a, **k: Spy())
+    params = {"dataset": "synthetic-default", "strategy": "popularity", "ratio": "50:50"}
+    for method, framework in (("dann", "good"), ("eerm", "good"), ("erm", "good"), ("dann", "paper")):
+        with pytest.raises(RuntimeError, match="stop"):
+            structural.run_job({"params": {**params, "method": method},
+                                "settings": {"robustness_framework": framework}, "seed": 0})
+    assert seen == [
+        (300, "relu", 0.5, 1e-3, 0.0, 100, "accuracy", None),   # DANN in GOOD's framework
+        (300, "relu", 0.5, 5e-3, 0.0, 50, "accuracy", None),    # EERM: GOOD's EERM.yaml
+        (256, "gelu", 0.2, 3e-4, 1e-5, 200, "loss", None),      # ERM is not a GOOD method
+        (256, "gelu", 0.2, 3e-4, 1e-5, 200, "loss", None),      # "paper": as before
+    ]
+    # the protocol paragraph says which framework the robustness rows were trained in
+    rec = {"job": {"params": {**params, "method": "dann"}, "seed": 0,
+                   "settings": {"robustness_framework": "good"}},
+           "metrics": {"member_seeds": [0]}}
+    assert "trained in GOOD's framework" in " ".join(structural.paragraphs([rec]))

@@ -226,3 +226,25 @@ def test_structural_shifts_mod_is_the_authors_improved_config():
     emb, logits = m(x, ei)
     torch.testing.assert_close(emb, h, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(logits, m.head(h), atol=1e-5, rtol=1e-5)
+
+
+def test_good_gcn_preset_is_goods_gcn_encoder():
+    """GOOD's ``GCNEncoder`` (``GOOD/networks/models/GCNs.py``, ``configs/GOOD_configs/
+    base.yaml``): 3 GCN layers x 300, conv -> batch norm -> ReLU -> dropout 0.5 on the hidden
+    layers, the last conv without ReLU, a linear classifier."""
+    cfg = preset("good-gcn")
+    assert (cfg.model, cfg.hidden_channels, cfg.num_layers, cfg.dropout, cfg.activation) == (
+        "gcn", 300, 3, 0.5, "relu")
+    torch.manual_seed(0)
+    m = build_model("good-gcn", 6, 3, hidden_channels=8).eval()
+    x = torch.randn(9, 6)
+    ei = torch.tensor([[0, 1, 2, 3, 4, 5, 6, 7], [1, 2, 3, 4, 5, 6, 7, 8]])
+    ei = torch.cat([ei, ei.flip(0)], 1)
+    h = x
+    for i, (conv, bn) in enumerate(zip(m.layers, m.norms, strict=True)):
+        h = conv(h, ei)
+        if i < len(m.layers) - 1:
+            h = torch.relu(bn(h))  # batch norm before the activation, none after the last conv
+    emb, logits = m(x, ei)
+    torch.testing.assert_close(emb, h, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(logits, m.head(h), atol=1e-5, rtol=1e-5)

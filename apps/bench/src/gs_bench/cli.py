@@ -79,6 +79,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods (overrides the profile)")
     run.add_argument("--seeds", type=int, metavar="N", help="number of seeds (overrides the profile)")
     run.add_argument("--split-source", choices=("seeded", "authors"), help="structural-shifts: 'authors' uses the authors' published 50:50 masks (<root>/structural-shifts/<name>/splits/<shift>.pth), 'seeded' gs-splits with split seed 0 (default: the suite's setting)")
+    run.add_argument("--robustness-framework", choices=("paper", "good"), help="structural-shifts: how DANN / CORAL / Mixup / EERM are trained, 'paper' (appendix F encoder, optimiser and checkpoint rule, as every other method; the default) or 'good' (GOOD's GCN 3 x 300 and GOODCora training: lr 1e-3, no weight decay, 100 epochs, best Valid-In accuracy)")
     run.add_argument("--robustness-variant", choices=("good", "ours-v1"), help="structural-shifts: formulation of DANN / CORAL / Mixup / EERM, 'good' (the GOOD benchmark's code the paper used; the default) or 'ours-v1' (our earlier one, with domain bins over all nodes)")
     run.add_argument("--executor", default="local", choices=EXECUTORS, help="local worker processes (default) or a Ray cluster")
     run.add_argument("--address", help="Ray cluster address for --executor ray (default: start a local Ray)")
@@ -97,12 +98,15 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _setting_overrides(args: argparse.Namespace) -> dict | None:
-    """Suite settings given on the command line (``--split-source``, ``--robustness-variant``)."""
+    """Suite settings given on the command line (``--split-source``, ``--robustness-variant``,
+    ``--robustness-framework``)."""
     out = {}
     if args.split_source:
         out["split_source"] = args.split_source
     if getattr(args, "robustness_variant", None):
         out["robustness_variant"] = args.robustness_variant
+    if getattr(args, "robustness_framework", None):
+        out["robustness_framework"] = args.robustness_framework
     return out or None
 
 

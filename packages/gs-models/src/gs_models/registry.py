@@ -98,6 +98,22 @@ _SS_GPN = GPNConfig(
     appnp_alpha=0.2,
     class_factor="frequency",
 )
+# GOOD's node-level GCN (divelab/GOOD ``GOOD/networks/models/GCNs.py`` GCNEncoder with
+# ``configs/GOOD_configs/base.yaml`` / ``GOODCora/base.yaml``): 3 GCN layers x 300, each
+# conv -> batch norm -> ReLU -> dropout 0.5 but the last (conv -> batch norm -> dropout, no
+# ReLU), a linear classifier. Here the last layer has no batch norm either (our
+# ``last_activation=False`` drops both), the one difference.
+_GOOD_GCN = NodeGNNConfig(
+    model="gcn",
+    hidden_channels=300,
+    num_layers=3,
+    dropout=0.5,
+    norm="batch",
+    activation="relu",
+    head="linear",
+    layer_order="conv-norm-act",
+    last_activation=False,
+)
 _SS_BASE_EARLY = dataclasses.replace(_SS_BASE, layer_order="conv-norm-act")
 _SS_MOD_EARLY = dataclasses.replace(_SS_MOD, norm="batch", layer_order="conv-norm-act", pre_dropout=None)
 _EW_GCN = NodeGNNConfig(
@@ -153,6 +169,11 @@ _PRESETS: dict[str, tuple[str, Any, TrainingDefaults]] = {
         TrainingDefaults(
             lr=3e-4, weight_decay=1e-5, source="structural-shifts, section 5.3 / appendix F"
         ),
+    ),
+    "good-gcn": (
+        "gcn",
+        _GOOD_GCN,
+        TrainingDefaults(lr=1e-3, weight_decay=0.0, source="GOOD benchmark, GOODCora configs"),
     ),
     "structural-shifts-base-early-stop": (
         "gcn",
