@@ -36,6 +36,8 @@ from gs_algos.methods import DIR, ERM, GroupDRO, LRIBernoulli, Method
 from gs_algos.node_methods import node_method
 
 DEVICES = ["cpu", "auto"]
+# 'auto' is the GPU where one is present (tests/conftest.py hides it from unmarked tests)
+pytestmark = pytest.mark.gpu
 
 
 @contextmanager
