@@ -580,14 +580,15 @@ def _execute_ray(todo, runner, store, workers, address, finish, *, device, threa
         )
     started_here = False
     if not ray.is_initialized():
+        quiet = {"log_to_driver": False, "logging_level": logging.WARNING}  # CLI: our lines only
         if address:
-            ray.init(address=address, log_to_driver=False)
+            ray.init(address=address, **quiet)
         else:
             ray.init(
                 num_cpus=max(1, math.ceil(workers * max(c for c, _ in demand.values()))),
                 include_dashboard=False,
-                log_to_driver=False,
                 _node_ip_address="127.0.0.1",
+                **quiet,
             )
         started_here = True
     inflight: dict[Any, dict[str, Any]] = {}

@@ -107,6 +107,13 @@ def module_device(module: nn.Module) -> torch.device:
 
 
 def data_to(data: Any, device: torch.device) -> Any:
-    """``data`` (a PyG ``Data`` / ``Batch``) on ``device``: a shallow copy whose tensors are
-    moved, so the caller's object is left as it is (on its own device nothing is copied)."""
-    return copy.copy(data).to(device)
+    """``data`` (a PyG ``Data`` / ``Batch``, or any object holding tensors as attributes) on
+    ``device``: a shallow copy whose tensors are moved, so the caller's object is left as it
+    is (tensors already on ``device`` are not copied)."""
+    out = copy.copy(data)
+    if hasattr(out, "to") and callable(out.to):
+        return out.to(device)
+    for name, value in list(vars(out).items()):
+        if isinstance(value, torch.Tensor):
+            setattr(out, name, value.to(device))
+    return out
