@@ -1,6 +1,12 @@
 """A toy suite runner for the robustness tests (no data, no torch): each job optionally
 writes ``<pid_dir>/<pid>`` when it starts, sleeps ``sleep_s`` seconds, and returns
-``value = n * 10 + seed``. Registered in ``gs_bench.runners.RUNNERS`` by the tests only."""
+``value = n * 10 + seed``. Registered in ``gs_bench.runners.RUNNERS`` by the tests only.
+
+For the failure and cluster tests (issue 18): the job with ``n == fail_n`` raises while the
+file ``fail_while`` exists; with ``trace_dir`` every start leaves ``start.<key>.<pid>.<ns>``
+there and a running job holds ``running.<key>.<pid>``, so a test can count how often each
+job started and how many ran at once (the ``concurrent`` metric: running jobs seen at start,
+itself included)."""
 
 from __future__ import annotations
 
@@ -32,9 +38,21 @@ class Settings:
     pid_dir: str | None = None
     label: str = "toy"
     train: Train = field(default_factory=Train)
+    fail_n: int = -1
+    fail_while: str | None = None
+    trace_dir: str | None = None
+    require_file: str | None = None
 
 
 def validate(config) -> dict[str, str]:
+    """``require_file`` (a path, relative to the working directory) must exist, as a data file
+    of a real suite: a relative path that exists for the driver is missing on a worker node
+    started elsewhere."""
+    from gs_bench.suites import SuiteConfigError
+
+    req = config.settings.get("require_file")
+    if req and not Path(req).is_file():
+        raise SuiteConfigError(f"required file {Path(req).resolve()} is missing")
     return {}
 
 
@@ -42,13 +60,29 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     settings = job["settings"]
     if settings.get("pid_dir"):
         Path(settings["pid_dir"], str(os.getpid())).write_text(job["key"])
-    end = time.monotonic() + float(settings.get("sleep_s", 0.0))
-    while time.monotonic() < end:
-        time.sleep(0.05)
-    return {"value": job["params"]["n"] * 10 + job["seed"]}
+    running = None
+    concurrent = 1
+    if settings.get("trace_dir"):
+        trace = Path(settings["trace_dir"])
+        (trace / f"start.{job['key']}.{os.getpid()}.{time.time_ns()}").write_text(job.get("device", ""))
+        running = trace / f"running.{job['key']}.{os.getpid()}"
+        running.write_text("")
+        concurrent = len(list(trace.glob("running.*")))
+    try:
+        if job["params"]["n"] == settings.get("fail_n", -1) and Path(settings.get("fail_while") or "/nonexistent").exists():
+            raise RuntimeError(f"toy job n={job['params']['n']} fails while {settings['fail_while']} exists")
+        end = time.monotonic() + float(settings.get("sleep_s", 0.0))
+        while time.monotonic() < end:
+            time.sleep(0.05)
+    finally:
+        if running is not None:
+            running.unlink(missing_ok=True)
+    return {"value": job["params"]["n"] * 10 + job["seed"], "concurrent": concurrent,
+            "cwd": os.getcwd()}
 
 
 def tables(records) -> list[Table]:
     rows = [[str(r["job"]["params"]["n"]), str(r["job"]["seed"]), str(r["metrics"]["value"])]
-            for r in sorted(records, key=lambda r: (r["job"]["params"]["n"], r["job"]["seed"]))]
+            for r in sorted(records, key=lambda r: (r["job"]["params"]["n"], r["job"]["seed"]))
+            if r.get("status") == "ok"]
     return [Table("toy values", ["n", "seed", "value"], rows)]

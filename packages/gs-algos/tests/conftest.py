@@ -160,6 +160,16 @@ def synthetic_graph_factory():
     return make_synthetic_node_graph
 
 
+@pytest.fixture(autouse=True)
+def _cpu_unless_marked_gpu(request, monkeypatch):
+    """Most tests compare exact CPU results (same seed, same weights; exact resume), which CUDA
+    kernels do not promise. ``TrainConfig.device`` defaults to ``"auto"``, so on a machine
+    with a GPU those tests would train there: they see no CUDA (``"auto"`` is the CPU), unless
+    marked ``gpu`` (tests/test_devices.py)."""
+    if request.node.get_closest_marker("gpu") is None:
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _one_torch_thread():
     """Tiny tensors: one intra-op thread avoids OpenMP contention on shared 2-core CI."""

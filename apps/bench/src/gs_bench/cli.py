@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gs_bench.__about__ import __version__
-from gs_bench.executors import EXECUTORS
+from gs_bench.executors import DEFAULT_RETRIES, EXECUTORS
 from gs_bench.report import FORMATS
 from gs_bench.suites import PROFILES
 
@@ -32,6 +32,8 @@ Commands:
 Examples:
   gs-bench demo --out demo-output
   gs-bench run structural-shifts --profile ci --datasets cora-ml --seeds 5 --out runs/ss
+  gs-bench run edgewise --profile ci --device cuda --out runs/ew
+  gs-bench run structural-shifts --profile ci --executor ray --address HEAD:6379 --workers 32 --out /shared/runs/ss
   gs-bench report runs/ss --format html
 """
 
@@ -81,9 +83,13 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--split-source", choices=("seeded", "authors"), help="structural-shifts: 'authors' uses the authors' published 50:50 masks (<root>/structural-shifts/<name>/splits/<shift>.pth), 'seeded' gs-splits with split seed 0 (default: the suite's setting)")
     run.add_argument("--robustness-framework", choices=("paper", "good"), help="structural-shifts: how DANN / CORAL / Mixup / EERM are trained, 'paper' (appendix F encoder, optimiser and checkpoint rule, as every other method; the default) or 'good' (GOOD's GCN 3 x 300 and GOODCora training: lr 1e-3, no weight decay, 100 epochs, best Valid-In accuracy)")
     run.add_argument("--robustness-variant", choices=("good", "ours-v1"), help="structural-shifts: formulation of DANN / CORAL / Mixup / EERM, 'good' (the GOOD benchmark's code the paper used; the default) or 'ours-v1' (our earlier one, with domain bins over all nodes)")
-    run.add_argument("--executor", default="local", choices=EXECUTORS, help="local worker processes (default) or a Ray cluster")
-    run.add_argument("--address", help="Ray cluster address for --executor ray (default: start a local Ray)")
-    run.add_argument("--workers", type=int, default=1, metavar="N", help="parallel jobs (default: 1)")
+    run.add_argument("--executor", default="local", choices=EXECUTORS, help="local worker processes (default) or a Ray cluster (docs/cluster.md)")
+    run.add_argument("--address", help="Ray cluster address for --executor ray, e.g. HEAD:6379 or 'auto' (default: start a local Ray)")
+    run.add_argument("--workers", type=int, default=1, metavar="N", help="parallel jobs, at most (default: 1); with Ray also on a cluster given by --address")
+    run.add_argument("--device", default="auto", metavar="DEVICE", help="where every job trains: auto (CUDA when available, else CPU; the default), cpu, cuda or cuda:N. Stored in each record; the job keys do not change with it")
+    run.add_argument("--device-in-key", action="store_true", help="make --device part of the job keys, so records of another device are not reused")
+    run.add_argument("--threads", type=int, metavar="N", help="torch threads per job (default: CPU cores / --workers; with Ray: the job's num_cpus)")
+    run.add_argument("--retries", type=int, default=DEFAULT_RETRIES, metavar="N", help=f"times a job whose worker process died (killed, out of memory, lost node) is started again before it is recorded as failed (default: {DEFAULT_RETRIES})")
     run.add_argument("--out", type=Path, required=True, help="results folder (created; re-use it to resume)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--report", choices=FORMATS, default="md", help="report written at the end (default: md)")
@@ -131,10 +137,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    for name in ("workers", "seeds"):
+    for name in ("workers", "seeds", "threads"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
             parser.error(f"argument --{name}: must be >= 1, got {value}")
+    if getattr(args, "retries", 0) < 0:
+        parser.error(f"argument --retries: must be >= 0, got {args.retries}")
+    if getattr(args, "device", None) is not None:
+        from gs_algos.device import check_device
+
+        try:
+            check_device(args.device, "--device")
+        except ValueError as exc:
+            parser.error(f"argument {exc}")
     previous = signal.getsignal(signal.SIGTERM)
     try:
         signal.signal(signal.SIGTERM, _on_sigterm)
@@ -200,6 +215,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 report_format=args.report,
                 dry_run=args.dry_run,
                 settings=_setting_overrides(args),
+                device=args.device,
+                device_in_key=args.device_in_key,
+                threads=args.threads,
+                retries=args.retries,
             )
         except SuiteConfigError as exc:
             print(f"gs-bench: cannot start: {_one_line(exc)}", file=sys.stderr)

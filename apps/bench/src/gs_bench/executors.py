@@ -1,7 +1,26 @@
 """Run jobs in local worker processes or on a Ray cluster; store each result atomically.
 
 Both executors call the same function, :func:`run_one`, with the same arguments, so a job
-gives the same record whichever executor ran it (CPU runs are deterministic given the seed).
+gives the same record whichever executor ran it (CPU runs are deterministic given the seed
+and the number of torch threads). Both behave the same when a job fails:
+
+* an exception inside a job is caught by :func:`run_one` and recorded (``status: "error"``,
+  the traceback in ``error``, the host in ``worker``); the other jobs go on;
+* a worker process that dies (``kill -9``, out of memory, a lost Ray node) has its job run
+  again up to ``retries`` times (Ray: the task's ``max_retries``; local: a new process
+  pool); after that the job is recorded as failed with the reason, and the run goes on;
+* records and logs always reach the driver, which writes them under ``--out``: on Ray a
+  task returns its record with its log text, so no worker ever writes to a driver path.
+
+A failed job's record is kept, and the next ``gs-bench run`` on the same folder runs only
+the failed (and missing) jobs again.
+
+Ray (:func:`_execute_ray`): each job asks for the ``num_cpus`` / ``num_gpus`` of its
+suite's ``[resources]`` (:func:`gs_bench.suites.job_resources`); at most ``workers`` jobs
+are in flight, with a local Ray or an ``--address``; a ``runtime_env`` carries the data
+variables (:data:`DATA_ENV_VARS`); before any job starts, one probe task per node checks
+the suite's data there (the runner's ``validate``), the package versions and whether the
+node sees the output folder (:class:`NodeCheck`).
 
 Local worker processes die with their parent: on Linux the kernel sends them ``SIGKILL`` when
 the parent dies (``PR_SET_PDEATHSIG``), and on every platform a watchdog thread in each worker
@@ -14,27 +33,42 @@ worker.
 from __future__ import annotations
 
 import importlib
+import io
 import json
 import logging
+import math
 import os
 import platform
+import secrets
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from gs_bench.store import ResultsStore
+from gs_bench.store import ResultsStore, atomic_write_text
 
-__all__ = ["run_one", "execute", "environment", "package_versions", "EXECUTORS"]
+__all__ = [
+    "run_one", "execute", "environment", "package_versions", "worker_info", "default_threads",
+    "NodeCheck", "ClusterCheckError", "EXECUTORS", "DATA_ENV_VARS",
+]
 
 EXECUTORS = ("local", "ray")
+#: environment variables that locate data and caches; the Ray executor passes the driver's
+#: values (as absolute paths) to every task in its ``runtime_env``
+DATA_ENV_VARS = ("GS_DATA_ROOT", "GS_SHARED_DATA", "GS_CACHE_DIR", "XDG_CACHE_HOME")
+#: times a job whose worker process died is started again (``--retries``)
+DEFAULT_RETRIES = 2
 DISTRIBUTIONS = ("gs-splits", "gs-data", "gs-models", "gs-metrics", "gs-algos", "gs-bench")
 log = logging.getLogger(__name__)
 
@@ -125,39 +159,109 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
+
+def available_cores() -> int:
+    """CPU cores this process may use (its affinity mask where the OS has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def default_threads(workers: int) -> int:
+    """Torch threads of one job when ``--threads`` is not given: this machine's cores divided
+    by the number of parallel jobs, at least 1."""
+    return max(1, available_cores() // max(1, int(workers)))
+
+
+def worker_info(device: str | None = None, threads: int | None = None) -> dict[str, Any]:
+    """Who ran a job: host, process, Python, package versions, device and torch threads (stored
+    in every record as ``worker``; on a cluster these are the worker node's, not the driver's)."""
+    info: dict[str, Any] = {
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "versions": package_versions(),
+        "device": device,
+        "threads": threads,
+    }
+    if device and device.startswith("cuda"):
+        try:
+            import torch
+
+            info["gpu"] = torch.cuda.get_device_name(torch.device(device))
+        except Exception:  # noqa: BLE001 - a name is a nicety
+            info["gpu"] = "unknown"
+    return info
+
+
+def _log_handler(log_path: str | None, capture: bool) -> tuple[logging.Handler | None, io.StringIO | None]:
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if capture:
+        buf = io.StringIO()
+        handler: logging.Handler = logging.StreamHandler(buf)
+    elif log_path:
+        buf, handler = None, logging.FileHandler(log_path, mode="w", encoding="utf-8")
+    else:
+        return None, None
+    handler.setFormatter(fmt)
+    return handler, buf
+
+
 def run_one(
-    runner: str, job: dict[str, Any], log_path: str | None = None, workdir: str | None = None
+    runner: str,
+    job: dict[str, Any],
+    log_path: str | None = None,
+    workdir: str | None = None,
+    *,
+    device: str = "auto",
+    threads: int | None = None,
+    capture_log: bool = False,
 ) -> dict[str, Any]:
     """Run one job in this process and return its record (never raises: errors are recorded).
 
     ``workdir`` (the results folder) reaches the runner as ``job["workdir"]``, e.g. for
-    files shared between jobs such as trained ensemble members; the record keeps ``job``
-    as it was given."""
-    handler = None
+    files shared between jobs such as trained ensemble members; ``device`` (``"auto"``,
+    ``"cpu"``, ``"cuda"``, ``"cuda:N"``) is resolved here, on the machine that runs the job,
+    and reaches the runner as ``job["device"]`` (the concrete device, e.g. ``"cuda:0"``); the
+    record keeps ``job`` as it was given (neither enters the job key) and stores the device
+    used and the worker (:func:`worker_info`). ``threads``: torch threads of the job (default
+    1). With ``capture_log`` the job's log is returned in the record as ``log`` (text) instead
+    of written to ``log_path``: the Ray executor's tasks hand it to the driver.
+    """
+    handler, buf = _log_handler(log_path, capture_log)
     root = logging.getLogger()
-    if log_path:
-        handler = logging.FileHandler(log_path, mode="w", encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    if handler is not None:
         root.addHandler(handler)
         root.setLevel(logging.INFO)
     start = time.perf_counter()
     jlog = logging.getLogger(__name__)
+    threads = int(threads) if threads else 1
+    used = device
     jlog.info(
-        "job %s (%s): %s, seed %s", job.get("key"), job.get("suite"),
-        json.dumps(job.get("params"), sort_keys=True), job.get("seed"),
+        "job %s (%s): %s, seed %s, on %s (device %s, %d torch thread(s))", job.get("key"),
+        job.get("suite"), json.dumps(job.get("params"), sort_keys=True), job.get("seed"),
+        socket.gethostname(), device, threads,
     )
     try:
         try:
             import torch
 
-            torch.set_num_threads(1)
-        except ImportError:  # pragma: no cover
+            torch.set_num_threads(threads)
+            from gs_algos.device import resolve_device
+
+            used = str(resolve_device(device, "--device"))
+        except ImportError:  # pragma: no cover - gs-bench always has torch and gs-algos
             pass
-        metrics = _load(runner)({**job, "workdir": workdir} if workdir else job)
+        extra = {"device": used, **({"workdir": workdir} if workdir else {})}
+        metrics = _load(runner)({**job, **extra})
         status, error = "ok", None
     except Exception as exc:  # noqa: BLE001 - a failing job must not stop the others
-        logging.getLogger(__name__).exception("job %s failed", job.get("key"))
-        metrics, status, error = {}, "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
+        jlog.exception("job %s failed on %s", job.get("key"), socket.gethostname())
+        metrics, status = {}, "error"
+        error = (f"{type(exc).__name__}: {exc} [on host {socket.gethostname()}]\n"
+                 f"{traceback.format_exc()}")
     except BaseException:  # interrupted: no record will be written, say so
         jlog.warning("job %s interrupted after %.1f s; no record written", job.get("key"),
                      time.perf_counter() - start)
@@ -168,13 +272,51 @@ def run_one(
         if handler is not None:
             root.removeHandler(handler)
             handler.close()
-    return {
+    record = {
         "job": job,
         "status": status,
         "error": error,
         "metrics": metrics,
         "wall_time_s": round(time.perf_counter() - start, 3),
+        "device": used,
+        "worker": worker_info(used, threads),
     }
+    if buf is not None:
+        record["log"] = buf.getvalue()
+    return record
+
+
+def failure_record(job: dict[str, Any], error: str, *, device: str | None = None,
+                   wall_time_s: float = 0.0) -> dict[str, Any]:
+    """The record of a job that left none itself (its worker process died): the same fields as
+    :func:`run_one`'s, ``status: "error"``; the worker is unknown."""
+    return {
+        "job": job,
+        "status": "error",
+        "error": error,
+        "metrics": {},
+        "wall_time_s": round(wall_time_s, 3),
+        "device": device,
+        "worker": {"host": None, "note": "the worker process died before it could report"},
+    }
+
+
+@dataclass(frozen=True)
+class NodeCheck:
+    """What every Ray node must confirm before any job is submitted (one probe task per node):
+    the runner module ``runner_module`` validates ``config`` there (data files present, the
+    runner's own checks) and gives the same data ``fingerprints`` as on the driver, and the
+    node has the driver's package ``versions``."""
+
+    runner_module: str
+    config: Any
+    fingerprints: Mapping[str, str]
+    versions: Mapping[str, str]
+
+
+class ClusterCheckError(ValueError):
+    """A Ray node cannot run the suite (data, versions, resources); the message names the node
+    and what to fix. Raised before any job starts."""
 
 
 def execute(
@@ -186,17 +328,39 @@ def execute(
     workers: int = 1,
     address: str | None = None,
     on_result: Callable[[dict[str, Any]], None] | None = None,
+    device: str = "auto",
+    threads: int | None = None,
+    retries: int = DEFAULT_RETRIES,
+    resources: Mapping[str, Mapping[str, float]] | None = None,
+    check: NodeCheck | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run the jobs whose records are not yet in ``store``; returns the new records."""
+    """Run the jobs whose records are not yet in ``store``; returns the new records.
+
+    ``device``: passed to every job (resolved on its worker). ``threads``: torch threads per
+    job (default: :func:`default_threads` of ``workers`` locally; on Ray the job's
+    ``num_cpus``). ``retries``: times a job whose worker process died is started again.
+    Ray only: ``resources`` maps a job key to its ``{"num_cpus", "num_gpus"}`` (default 1
+    CPU, no GPU), ``check`` is validated on every node first (:class:`NodeCheck`), ``env``
+    is the ``runtime_env`` environment of every task (default: :func:`data_env`).
+    """
     if executor not in EXECUTORS:
         raise ValueError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}")
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
+    if retries < 0:
+        raise ValueError(f"retries must be >= 0, got {retries}")
+    if threads is not None and threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
     todo = [j for j in jobs if not store.is_done(j["key"])]
     done: list[dict[str, Any]] = []
 
     def _finish(record: dict[str, Any]) -> None:
-        store.put(record["job"]["key"], record)
+        log_text = record.pop("log", None)
+        key = record["job"]["key"]
+        if log_text is not None:
+            atomic_write_text(store.log_path(key), log_text)
+        store.put(key, record)
         done.append(record)
         if on_result is not None:
             on_result(record)
@@ -204,63 +368,280 @@ def execute(
     if not todo:
         return done
     if executor == "ray":
-        _execute_ray(todo, runner, store, workers, address, _finish)
-    elif workers == 1:
+        _execute_ray(todo, runner, store, workers, address, _finish, device=device,
+                     threads=threads, retries=retries, resources=resources or {}, check=check,
+                     env=data_env() if env is None else dict(env))
+        return done
+    threads = threads or default_threads(workers)
+    workdir = str(store.root.resolve())
+    if workers == 1:
         for job in todo:
-            _finish(run_one(runner, job, str(store.log_path(job["key"])), str(store.root)))
+            _finish(run_one(runner, job, _log_path(store, job), workdir, device=device,
+                            threads=threads))
     else:
-        import multiprocessing as mp
-
-        ctx = mp.get_context("spawn")
-        pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=ctx, initializer=_die_with_parent, initargs=(os.getpid(),)
-        )
-        try:
-            pending = {
-                pool.submit(run_one, runner, job, str(store.log_path(job["key"])), str(store.root))
-                for job in todo
-            }
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    _finish(fut.result())
-        except BaseException:  # interrupt or error: stop the workers now, keep what finished
-            _stop_pool(pool)
-            raise
-        pool.shutdown(wait=True)
+        _execute_pool(todo, runner, store, workers, _finish, device=device, threads=threads,
+                      retries=retries)
     return done
 
 
-def _execute_ray(todo, runner, store, workers, address, finish) -> None:
+def _log_path(store: ResultsStore, job: dict[str, Any]) -> str:
+    return str(store.log_path(job["key"]).resolve())
+
+
+def _execute_pool(todo, runner, store, workers, finish, *, device, threads, retries) -> None:
+    """Local worker processes. A worker that dies breaks the whole pool (Python's
+    ``ProcessPoolExecutor``): the jobs it held are run again in a new pool, each at most
+    ``retries`` times, then recorded as failed."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    workdir = str(store.root.resolve())
+    attempts = {j["key"]: 0 for j in todo}
+    queue = list(todo)
+    while queue:
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=ctx, initializer=_die_with_parent, initargs=(os.getpid(),)
+        )
+        broken: list[dict[str, Any]] = []
+        try:
+            futures = {
+                pool.submit(run_one, runner, job, _log_path(store, job), workdir, device=device,
+                            threads=threads): job
+                for job in queue
+            }
+            queue = []
+            pending = set(futures)
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    try:
+                        record = fut.result()
+                    except BrokenProcessPool:
+                        broken.append(futures[fut])
+                        continue
+                    finish(record)
+        except BaseException:  # interrupt or error: stop the workers now, keep what finished
+            _stop_pool(pool)
+            raise
+        if not broken:
+            pool.shutdown(wait=True)
+            continue
+        _stop_pool(pool)
+        log.warning("a local worker process died; %d unfinished job(s) start again in a new pool",
+                    len(broken))
+        for job in broken:
+            attempts[job["key"]] += 1
+            if attempts[job["key"]] > retries:
+                finish(failure_record(
+                    job, f"WorkerDied: the worker process running this job (or one beside it) "
+                         f"died {attempts[job['key']]} time(s); gave up after {retries} "
+                         "retr(y/ies) (--retries). Its log may hold the last lines.",
+                    device=device))
+            else:
+                queue.append(job)
+
+
+def data_env() -> dict[str, str]:
+    """The data and cache variables of :data:`DATA_ENV_VARS` set here, as absolute paths, for
+    the ``runtime_env`` of Ray tasks (a worker's own working directory is not the driver's).
+    ``GS_SHARED_DATA``, when unset, is the shared real-data folder the driver finds itself
+    (``../shared/datasets`` beside its working directory or a parent), if any."""
+    out = {k: str(Path(os.environ[k]).expanduser().resolve()) for k in DATA_ENV_VARS
+           if os.environ.get(k)}
+    if "GS_SHARED_DATA" not in out:
+        here = Path.cwd().resolve()
+        for folder in (here, *here.parents):
+            cand = folder.parent / "shared" / "datasets"
+            if cand.is_dir():
+                out["GS_SHARED_DATA"] = str(cand)
+                break
+    return out
+
+
+# ------------------------------------------------------------------------------------- Ray
+def _ray_job(runner: str, job: dict[str, Any], workdir: str | None, device: str,
+             threads: int) -> dict[str, Any]:
+    """A Ray task: :func:`run_one` with the log captured and returned with the record."""
+    return run_one(runner, job, None, workdir, device=device, threads=threads, capture_log=True)
+
+
+def _probe(check: NodeCheck | None, marker: str | None) -> dict[str, Any]:
+    """A Ray task pinned to one node: what that node sees (see :class:`NodeCheck`)."""
+    info: dict[str, Any] = {
+        "host": socket.gethostname(),
+        "cwd": os.getcwd(),
+        "versions": package_versions(),
+        "sees_out": bool(marker) and os.path.isfile(marker),
+        "fingerprints": {},
+        "error": None,
+    }
+    if check is not None:
+        try:
+            mod = importlib.import_module(check.runner_module)
+            info["fingerprints"] = dict(mod.validate(check.config) or {})
+        except Exception as exc:  # noqa: BLE001 - reported to the driver with the node's name
+            info["error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    return info
+
+
+def _node_label(node: dict[str, Any], probe: dict[str, Any] | None = None) -> str:
+    host = (probe or {}).get("host") or node.get("NodeManagerHostname") or "?"
+    return f"{host} ({node.get('NodeManagerAddress', '?')}, node {str(node.get('NodeID', '?'))[:8]})"
+
+
+def _job_nodes(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Alive nodes that can run a job (some CPU or GPU)."""
+    return [n for n in nodes if n.get("Alive") and (n.get("Resources", {}).get("CPU", 0) > 0
+                                                    or n.get("Resources", {}).get("GPU", 0) > 0)]
+
+
+def _check_feasible(demands: set[tuple[float, float]], nodes: list[dict[str, Any]]) -> None:
+    for cpus, gpus in sorted(demands):
+        if not any(n["Resources"].get("CPU", 0) >= cpus and n["Resources"].get("GPU", 0) >= gpus
+                   for n in nodes):
+            have = "; ".join(f"{_node_label(n)}: CPU {n['Resources'].get('CPU', 0):g}, "
+                             f"GPU {n['Resources'].get('GPU', 0):g}" for n in nodes) or "none"
+            raise ClusterCheckError(
+                f"jobs ask for num_cpus={cpus:g}, num_gpus={gpus:g} but no node of the Ray "
+                f"cluster has that much (nodes: {have}); lower the suite's [resources] or add "
+                "a node that has it"
+            )
+
+
+def _check_nodes(ray, nodes, check, marker, env) -> bool:
+    """One probe task per node; raise :class:`ClusterCheckError` naming every node that cannot
+    run the suite. Returns whether every node sees the output folder."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    probe = ray.remote(num_cpus=0, max_retries=1)(_probe)
+    opts = {"runtime_env": {"env_vars": env}} if env else {}
+    refs = [
+        probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False),
+                      **opts).remote(check, marker)
+        for n in nodes
+    ]
+    try:
+        results = ray.get(refs, timeout=_PROBE_TIMEOUT_S)
+    except ray.exceptions.GetTimeoutError:
+        raise ClusterCheckError(
+            f"the node check did not answer within {_PROBE_TIMEOUT_S} s on every node "
+            f"({', '.join(_node_label(n) for n in nodes)}); is every node's Python environment "
+            "able to import gs_bench?"
+        ) from None
+    except ray.exceptions.RayError as exc:
+        raise ClusterCheckError(f"the node check failed: {type(exc).__name__}: "
+                                f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+    problems = []
+    for node, res in zip(nodes, results, strict=True):
+        where = _node_label(node, res)
+        if res["error"]:
+            problems.append(f"node {where}: {res['error']}")
+            continue
+        if check is None:
+            continue
+        differ = {k: (v, res["versions"].get(k)) for k, v in check.versions.items()
+                  if res["versions"].get(k) != v}
+        if differ:
+            problems.append(f"node {where} has other package versions than the driver: " + ", ".join(
+                f"{k} {theirs} (driver {ours})" for k, (ours, theirs) in sorted(differ.items())))
+        fp = {k: (v, res["fingerprints"].get(k)) for k, v in check.fingerprints.items()
+              if res["fingerprints"].get(k) != v}
+        if fp:
+            problems.append(f"node {where} has other data than the driver for " + ", ".join(
+                f"{k!r}" for k in sorted(fp)) + " (other files or file sizes)")
+    if problems:
+        raise ClusterCheckError(
+            f"{len(problems)} problem(s) on the Ray cluster before any job started: "
+            + "; ".join(problems)
+            + ". Every node needs the same data (shared storage, or the same files under "
+            "GS_DATA_ROOT / GS_SHARED_DATA, which the driver passes to every task) and the "
+            "same package versions; see docs/cluster.md"
+        )
+    return all(r["sees_out"] for r in results)
+
+
+_PROBE_TIMEOUT_S = 600
+
+
+def _execute_ray(todo, runner, store, workers, address, finish, *, device, threads, retries,
+                 resources, check, env) -> None:
     try:
         import ray
     except ImportError as exc:
         raise RuntimeError(
             "the ray executor needs Ray: pip install 'gs-bench[ray]'"
         ) from exc
+    demand = {j["key"]: _resources(resources.get(j["key"])) for j in todo}
+    if device.startswith("cuda") and any(g <= 0 for _, g in demand.values()):
+        raise ClusterCheckError(
+            f"--device {device} with the ray executor needs a GPU per job: set num_gpus in the "
+            "suite's [resources] (e.g. 1, or 0.5 to share a GPU between two jobs), or use "
+            "--device auto"
+        )
     started_here = False
     if not ray.is_initialized():
+        quiet = {"log_to_driver": False, "logging_level": logging.WARNING}  # CLI: our lines only
         if address:
-            ray.init(address=address, log_to_driver=False)
+            ray.init(address=address, **quiet)
         else:
             ray.init(
-                num_cpus=workers,
+                num_cpus=max(1, math.ceil(workers * max(c for c, _ in demand.values()))),
                 include_dashboard=False,
-                log_to_driver=False,
                 _node_ip_address="127.0.0.1",
+                **quiet,
             )
         started_here = True
+    inflight: dict[Any, dict[str, Any]] = {}
     try:
-        remote = ray.remote(num_cpus=1)(run_one)
-        refs = {
-            remote.remote(runner, job, str(store.log_path(job["key"])), str(store.root)): job
-            for job in todo
-        }
-        pending = list(refs)
-        while pending:
-            ready, pending = ray.wait(pending, num_returns=1)
+        nodes = _job_nodes(ray.nodes())
+        _check_feasible(set(demand.values()), nodes)
+        marker = store.root.resolve() / f".gs-bench-node-check-{secrets.token_hex(6)}"
+        marker.write_text("gs-bench: does every Ray node see this folder?\n", encoding="utf-8")
+        try:
+            shared = _check_nodes(ray, nodes, check, str(marker), env)
+        finally:
+            marker.unlink(missing_ok=True)
+        workdir = str(store.root.resolve()) if shared else None
+        if not shared:
+            log.warning(
+                "not every Ray node sees %s: jobs get no shared work folder (ensembles train "
+                "their members themselves); records and logs still come back to this driver",
+                store.root.resolve())
+        task = ray.remote(_ray_job)
+        opts = {"runtime_env": {"env_vars": env}} if env else {}
+        queue = deque(todo)
+        while queue or inflight:
+            while queue and len(inflight) < workers:
+                job = queue.popleft()
+                cpus, gpus = demand[job["key"]]
+                ref = task.options(num_cpus=cpus, num_gpus=gpus, max_retries=retries, **opts).remote(
+                    runner, job, workdir, device, threads or max(1, int(cpus)))
+                inflight[ref] = job
+            ready, _ = ray.wait(list(inflight), num_returns=1)
             for ref in ready:
-                finish(ray.get(ref))
+                job = inflight.pop(ref)
+                try:
+                    record = ray.get(ref)
+                except ray.exceptions.RayError as exc:  # the task's worker or node died
+                    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                    record = failure_record(
+                        job, f"{type(exc).__name__}: the Ray task of this job returned no record "
+                             f"(its worker process or node died; retried {retries} time(s), "
+                             f"--retries): {first}", device=device)
+                    record["log"] = record["error"] + "\n"
+                finish(record)
+    except BaseException:
+        for ref in inflight:  # interrupted: stop what still runs, keep what finished
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001, S110 - best effort on the way out
+                pass
+        raise
     finally:
         if started_here:
             ray.shutdown()
+
+
+def _resources(res: Mapping[str, float] | None) -> tuple[float, float]:
+    res = res or {}
+    return float(res.get("num_cpus", 1)), float(res.get("num_gpus", 0))

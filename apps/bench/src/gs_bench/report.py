@@ -173,6 +173,7 @@ def build_report(out: str | Path, fmt: str = "md") -> Path:
         notes = runner.notes(recs, out) if hasattr(runner, "notes") else []
         sections.append((suite, tables, figures, texts, notes))
     failed = [r for r in records if r.get("status") != "ok"]
+    run_info = {**run_info, "workers": workers_summary(records)}
     text = _render(sections, fmt, run_info, len(records), failed)
     name = {"md": "report.md", "html": "report.html", "latex": "report.tex"}[fmt]
     path = report_dir / name
@@ -180,12 +181,30 @@ def build_report(out: str | Path, fmt: str = "md") -> Path:
     return path
 
 
+def workers_summary(records: Sequence[dict[str, Any]]) -> str:
+    """Where the records were computed: ``"host-a (cpu): 4 jobs; host-b (cuda:0, NVIDIA ...):
+    2 jobs"`` from each record's ``worker`` (empty for records written before gs-bench stored
+    it). On a cluster these are the worker nodes, not the machine that wrote the report."""
+    counts: dict[str, int] = defaultdict(int)
+    for r in records:
+        w = r.get("worker") or {}
+        if not w.get("host"):
+            continue
+        dev = str(w.get("device") or r.get("device") or "?")
+        if w.get("gpu"):
+            dev += f", {w['gpu']}"
+        counts[f"{w['host']} ({dev})"] += 1
+    return "; ".join(f"{k}: {n} job{'s' if n != 1 else ''}" for k, n in sorted(counts.items()))
+
+
 def _render(sections, fmt, run_info, n_records, failed) -> str:
     env = run_info.get("environment", {})
     versions = ", ".join(f"{k} {v}" for k, v in env.get("versions", {}).items())
+    workers = run_info.get("workers", "")
     if fmt == "md":
         parts = ["# gs benchmark report", ""]
         parts.append(f"{n_records} job records ({len(failed)} failed). Git revision: {env.get('git_revision', 'unknown')}. CPU: {env.get('cpu', '?')} x{env.get('cpu_count', '?')}, GPU: {env.get('gpu', '?')}.")
+        parts.append(f"Computed on: {workers}." if workers else "")
         parts.append(f"Versions: {versions}." if versions else "")
         for suite, tables, figures, texts, notes in sections:
             parts += ["", f"## {suite}", ""]
@@ -202,6 +221,8 @@ def _render(sections, fmt, run_info, n_records, failed) -> str:
                  "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}th{background:#eee}img{max-width:100%}</style></head><body>",
                  "<h1>gs benchmark report</h1>",
                  f"<p>{n_records} job records ({len(failed)} failed). Git revision: {html.escape(str(env.get('git_revision', 'unknown')))}. {html.escape(versions)}</p>"]
+        if workers:
+            parts.append(f"<p>Computed on: {html.escape(workers)}.</p>")
         for suite, tables, figures, texts, notes in sections:
             parts.append(f"<h2>{html.escape(suite)}</h2>")
             parts += [f"<p>{html.escape(t)}</p>" for t in texts]

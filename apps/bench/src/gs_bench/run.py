@@ -8,26 +8,32 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gs_bench.executors import environment, execute
+from gs_bench.executors import DEFAULT_RETRIES, NodeCheck, environment, execute
 from gs_bench.report import build_report
 from gs_bench.runners import RUNNERS, load_runner
 from gs_bench.store import ResultsStore, RunLock, atomic_write_text
-from gs_bench.suites import SuiteConfig, expand_jobs, load_suite
+from gs_bench.suites import SuiteConfig, expand_jobs, job_resources, load_suite
 
-__all__ = ["run_suite", "plan_jobs", "print_quarantine"]
+__all__ = ["run_suite", "plan_jobs", "print_quarantine", "print_failures"]
 log = logging.getLogger(__name__)
 
 
-def plan_jobs(config: SuiteConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Validate ``config`` (before any job starts) and expand it into job dicts."""
+def plan_jobs(
+    config: SuiteConfig, *, key_extra: dict[str, Any] | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Validate ``config`` (before any job starts) and expand it into job dicts. The returned
+    environment holds the data fingerprints too (``data_fingerprints``). ``key_extra``: see
+    :func:`gs_bench.suites.expand_jobs`."""
     runner = load_runner(config.suite)
     fingerprints = runner.validate(config)
     env = environment()
+    env["data_fingerprints"] = dict(fingerprints or {})
     seeds = config.seeds
     max_runs = getattr(runner, "max_runs", None)
     if max_runs is not None:  # some grid points run more often than `seeds` (e.g. GPN: 5)
         config = config.with_overrides(seeds=max(config.seeds, max_runs(config.settings, config.seeds)))
-    jobs = expand_jobs(config, versions=env["versions"], fingerprints=fingerprints)
+    jobs = expand_jobs(config, versions=env["versions"], fingerprints=fingerprints,
+                       key_extra=key_extra)
     applicable = getattr(runner, "applicable", None)
     if applicable is not None:  # grid points that make no sense (e.g. a domain shift of Cora)
         jobs = [j for j in jobs if applicable(j.params, j.settings)]
@@ -55,19 +61,33 @@ def run_suite(
     report_format: str | None = "md",
     dry_run: bool = False,
     settings: dict[str, Any] | None = None,
+    device: str = "auto",
+    device_in_key: bool = False,
+    threads: int | None = None,
+    retries: int = DEFAULT_RETRIES,
 ) -> int:
-    """Run ``suite`` with ``profile`` into ``out``; returns a process exit code.
+    """Run ``suite`` with ``profile`` into ``out``; returns a process exit code (1 when a job
+    failed: the failures are listed at the end, and running again retries only them).
 
     ``out`` is locked for the whole run (:class:`gs_bench.store.RunLock`): a second concurrent
     run on it raises :class:`gs_bench.store.LockedError`. ``dry_run`` validates and plans only.
     ``settings`` override the suite's settings (e.g. ``{"split_source": "authors"}``).
+    ``device`` (``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"``) is where every job trains;
+    it is stored in each record and does not change the job keys unless ``device_in_key``.
+    ``threads``: torch threads per job (default: cores / workers; on Ray the job's
+    ``num_cpus``). ``retries``: times a job whose worker process died is started again.
     """
+    from gs_algos.device import check_device, resolve_device
+
+    check_device(device, "--device")
+    if executor == "local":  # here, the driver is the machine: fail now, not once per job
+        resolve_device(device, "--device")
     config = load_suite(suite, profile)
     axes = dict(axes or {})
     if "method" in axes and "method" not in config.grid and "model" in config.grid:
         axes["model"] = axes.pop("method")  # the edgewise suite compares models, not methods
     config = config.with_overrides(seeds=seeds, axes=axes, settings=settings)
-    jobs, env = plan_jobs(config)
+    jobs, env = plan_jobs(config, key_extra={"device": device} if device_in_key else None)
     if dry_run:
         print(f"{config.suite} ({config.profile}): {len(jobs)} jobs; the suite is valid "
               "(dry run, nothing started)", file=sys.stderr)
@@ -76,7 +96,8 @@ def run_suite(
     store.root.mkdir(parents=True, exist_ok=True)
     with RunLock(store.root):
         return _run_locked(config, jobs, env, store, executor=executor, address=address,
-                           workers=workers, progress=progress, report_format=report_format)
+                           workers=workers, progress=progress, report_format=report_format,
+                           device=device, threads=threads, retries=retries)
 
 
 def print_quarantine(store: ResultsStore) -> None:
@@ -92,7 +113,24 @@ def print_quarantine(store: ResultsStore) -> None:
         print(f"  {p.name}" + (f": {reasons[p]}" if p in reasons else ""), file=sys.stderr)
 
 
-def _run_locked(config, jobs, env, store, *, executor, address, workers, progress, report_format) -> int:
+def print_failures(failed: list[dict[str, Any]], total: int, store: ResultsStore) -> None:
+    """The end-of-run summary of the jobs that failed in this run (stderr)."""
+    if not failed:
+        return
+    print(f"{len(failed)} of {total} job(s) failed; their records hold the error "
+          f"({store.results_dir}/<key>.json), their logs are in {store.logs_dir}. Run the same "
+          "command again to retry only these:", file=sys.stderr)
+    for rec in failed:
+        job = rec["job"]
+        params = ", ".join(f"{k}={v}" for k, v in job.get("params", {}).items())
+        host = (rec.get("worker") or {}).get("host") or "unknown host"
+        first = str(rec.get("error") or "").splitlines()[0] if rec.get("error") else "no error text"
+        print(f"  {job['key']} {job.get('suite')}[{params}, seed={job.get('seed')}] on {host}: "
+              f"{first}", file=sys.stderr)
+
+
+def _run_locked(config, jobs, env, store, *, executor, address, workers, progress, report_format,
+                device="auto", threads=None, retries=DEFAULT_RETRIES) -> int:
     atomic_write_text(
         store.root / f"run-{config.suite}.json",
         json.dumps(
@@ -104,6 +142,11 @@ def _run_locked(config, jobs, env, store, *, executor, address, workers, progres
                 "settings": config.settings,
                 "seeds": config.seeds,
                 "jobs": len(jobs),
+                "executor": executor,
+                "workers": workers,
+                "device": device,
+                "resources": config.resources,
+                # the driver's machine; each record's "worker" says where that job ran
                 "environment": env,
             },
             indent=2,
@@ -113,7 +156,7 @@ def _run_locked(config, jobs, env, store, *, executor, address, workers, progres
     todo = [j for j in jobs if not store.is_done(j["key"])]
     print(
         f"{config.suite} ({config.profile}): {len(jobs)} jobs, {len(jobs) - len(todo)} already done, "
-        f"{len(todo)} to run with {executor} x{workers} -> {store.root}",
+        f"{len(todo)} to run with {executor} x{workers} (device {device}) -> {store.root}",
         file=sys.stderr,
     )
     bar = None
@@ -129,17 +172,25 @@ def _run_locked(config, jobs, env, store, *, executor, address, workers, progres
         if record["status"] != "ok":
             print(f"job {record['job']['key']} failed: {record['error'].splitlines()[0]}", file=sys.stderr)
 
+    check = NodeCheck(RUNNERS[config.suite], config, env.get("data_fingerprints", {}),
+                      env["versions"])
+    resources = {j["key"]: job_resources(config.resources, j["params"]) for j in todo}
     try:
         new = execute(
             jobs, RUNNERS[config.suite] + ":run_job", store, executor=executor, workers=workers,
-            address=address, on_result=on_result,
+            address=address, on_result=on_result, device=device, threads=threads,
+            retries=retries, resources=resources, check=check,
         )
     finally:
         if bar is not None:
             bar.close()
     failed = [r for r in new if r["status"] != "ok"]
     if report_format:
-        path = build_report(store.root, report_format)
-        print(f"report: {path}", file=sys.stderr)
+        try:
+            path = build_report(store.root, report_format)
+            print(f"report: {path}", file=sys.stderr)
+        except ValueError as exc:  # e.g. every job failed: nothing to tabulate
+            print(f"no report: {exc}", file=sys.stderr)
     print_quarantine(store)
+    print_failures(failed, len(new), store)
     return 1 if failed else 0

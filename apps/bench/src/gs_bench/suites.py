@@ -14,14 +14,21 @@ A suite file (see ``gs_bench/suites/*.toml`` for the shipped ones) has::
     [settings]                            # fixed values passed to every job (paper defaults)
     model = "structural-shifts-base"
 
-    [profiles.demo]                       # a profile overrides seeds, grid axes and settings
-    seeds = 1
+    [resources]                           # what one job asks of a Ray worker (not in the key)
+    num_cpus = 1
+    num_gpus = 0
+    [resources.method.eerm]               # per value of a grid axis: here every EERM job
+    num_cpus = 2
+
+    [profiles.demo]                       # a profile overrides seeds, grid axes, settings
+    seeds = 1                             # and resources
     [profiles.demo.grid]
     dataset = ["synthetic-default"]
 
 Every job is keyed by a hash of its complete resolved configuration (suite, grid point,
 settings, seed, data fingerprint and package versions), so re-running skips finished jobs
-and any change of setting or package version makes a new job.
+and any change of setting or package version makes a new job. ``[resources]`` (and the
+device a run uses) stay out of the key: where a job runs does not change what it computes.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import hashlib
 import importlib.resources
 import itertools
 import json
+import math
 import sys
 import types
 import typing
@@ -59,6 +67,8 @@ __all__ = [
     "runner_schema",
     "check_table",
     "check_positive",
+    "job_resources",
+    "RESOURCE_KEYS",
 ]
 
 PROFILES = ("demo", "ci", "full")
@@ -80,6 +90,8 @@ class SuiteConfig:
     settings: dict[str, Any]
     source: str
     paper: str = ""
+    #: ``[resources]`` merged with the profile's (see :func:`job_resources`)
+    resources: dict[str, Any] = field(default_factory=dict)
 
     def with_overrides(
         self,
@@ -108,6 +120,7 @@ class SuiteConfig:
             settings={**self.settings, **(settings or {})},
             source=self.source,
             paper=self.paper,
+            resources=copy.deepcopy(self.resources),
         )
 
 
@@ -177,6 +190,7 @@ class ProfileTable:
     seeds: int = 1
     grid: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
+    resources: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -190,6 +204,7 @@ class SuiteFile:
     seeds: int = 1
     grid: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
+    resources: dict = field(default_factory=dict)
     profiles: dict = field(default_factory=dict)
 
 
@@ -324,6 +339,85 @@ def _check_grid(grid: Any, schema: type, path: str, *, profile: bool) -> dict[st
     return dict(grid)
 
 
+#: what a ``[resources]`` table (or one of its per-value tables) may set
+RESOURCE_KEYS = ("num_cpus", "num_gpus")
+
+
+def _check_resource_values(table: dict, path: str) -> None:
+    for key, value in table.items():
+        if key not in RESOURCE_KEYS:  # the caller routes axis names elsewhere
+            continue
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if not ok or value < 0 or (key == "num_cpus" and value == 0):
+            need = "a number > 0" if key == "num_cpus" else "a number >= 0 (fractions share a GPU)"
+            raise SuiteConfigError(f"{path}.{key}: expected {need}, got {_value_repr(value)}")
+
+
+def _check_resources(table: Any, path: str, axes: dict[str, set]) -> None:
+    """Check a ``[resources]`` table: ``num_cpus`` (> 0), ``num_gpus`` (>= 0) and per grid axis
+    a table ``{value: {num_cpus, num_gpus}}`` whose values are values of that axis somewhere in
+    the file (``axes``: axis -> every value the grid and the profiles give it)."""
+    if not isinstance(table, dict):
+        raise SuiteConfigError(f"{path}: expected a table, got {_value_repr(table)}")
+    for key, value in table.items():
+        kpath = f"{path}.{key}"
+        if key in RESOURCE_KEYS:
+            continue
+        if key not in axes:
+            raise SuiteConfigError(
+                f"{kpath}: unknown key{_did_you_mean(key, [*RESOURCE_KEYS, *axes])} (accepted: "
+                f"{', '.join(RESOURCE_KEYS)}, or a grid axis ({', '.join(sorted(axes))}) with "
+                "one table per value)"
+            )
+        if not isinstance(value, dict):
+            raise SuiteConfigError(f"{kpath}: expected a table of axis values, got {_value_repr(value)}")
+        for val, sub in value.items():
+            vpath = f"{kpath}.{val}"
+            if val not in {str(v) for v in axes[key]}:
+                known = sorted(str(v) for v in axes[key])
+                raise SuiteConfigError(
+                    f"{vpath}: {val!r} is not a value of grid axis {key!r}"
+                    f"{_did_you_mean(val, known)} (values: {', '.join(known)})"
+                )
+            if not isinstance(sub, dict):
+                raise SuiteConfigError(f"{vpath}: expected a table with {' / '.join(RESOURCE_KEYS)}, "
+                                       f"got {_value_repr(sub)}")
+            for k in sub:
+                if k not in RESOURCE_KEYS:
+                    raise SuiteConfigError(f"{vpath}.{k}: unknown key{_did_you_mean(k, RESOURCE_KEYS)} "
+                                           f"(accepted: {', '.join(RESOURCE_KEYS)})")
+            _check_resource_values(sub, vpath)
+    _check_resource_values(table, path)
+
+
+def _merge_resources(base: dict, over: dict) -> dict:
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if isinstance(value, dict):
+            merged = dict(out.get(key, {}))
+            for val, sub in value.items():
+                merged[val] = {**merged.get(val, {}), **sub}
+            out[key] = merged
+        else:
+            out[key] = value
+    return out
+
+
+def job_resources(resources: dict[str, Any], params: dict[str, Any]) -> dict[str, float]:
+    """``{"num_cpus", "num_gpus"}`` one job asks of a Ray worker: the suite's ``[resources]``
+    (default 1 CPU, no GPU), raised by the per-axis tables that match the job's grid point
+    (``[resources.method.eerm]``); where two of them set a key, the larger value wins."""
+    out = {"num_cpus": float(resources.get("num_cpus", 1)),
+           "num_gpus": float(resources.get("num_gpus", 0))}
+    overridden: dict[str, float] = {}
+    for axis, value in params.items():
+        sub = resources.get(axis, {}).get(str(value)) if isinstance(resources.get(axis), dict) else None
+        for k, v in (sub or {}).items():
+            overridden[k] = max(float(v), overridden.get(k, float(v)))
+    out.update(overridden)
+    return out
+
+
 def _seeds(value: Any, path: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise SuiteConfigError(f"{path}: seeds must be a positive integer, got {_value_repr(value)}")
@@ -366,6 +460,13 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
         raise SuiteConfigError(f"{source}: {exc}") from None
     seeds = _seeds(raw.get("seeds", 1), f"{source}: seeds")
     grid = _check_grid(raw.get("grid", {}), grid_schema, f"{source}: grid", profile=False)
+    axis_values: dict[str, set] = {a: set(map(str, v)) for a, v in grid.items()}
+    for prof in (raw.get("profiles") or {}).values():
+        if isinstance(prof, dict) and isinstance(prof.get("grid"), dict):
+            for a, v in prof["grid"].items():
+                if a in axis_values and isinstance(v, list):
+                    axis_values[a] |= set(map(str, v))
+    _check_resources(raw.get("resources", {}), f"{source}: resources", axis_values)
     settings = raw.get("settings", {})
     check_table(settings, settings_schema, f"{source}: settings", partial=True)
     settings = dict(settings)
@@ -388,6 +489,7 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
                     f"{ppath}.grid.{axis}: profile {name!r} sets axis {axis!r} that the [grid] does not have"
                 )
         check_table(prof.get("settings", {}), settings_schema, f"{ppath}.settings", partial=True)
+        _check_resources(prof.get("resources", {}), f"{ppath}.resources", axis_values)
     missing = [f.name for f in dataclasses.fields(grid_schema)
                if f.name not in grid and f.default is dataclasses.MISSING
                and f.default_factory is dataclasses.MISSING]
@@ -396,10 +498,12 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
             f"{source}: the {raw['suite']} suite needs grid axis/axes {', '.join(missing)} in [grid]"
         )
     seeds_value, description = seeds, raw.get("description", "")
+    resources = dict(raw.get("resources", {}))
     if profile in profiles:
         prof = profiles[profile]
         grid.update(prof.get("grid", {}))
         settings.update(prof.get("settings", {}))
+        resources = _merge_resources(resources, prof.get("resources", {}))
         seeds_value = prof.get("seeds", seeds)
         description = prof.get("description", description)
     try:
@@ -416,6 +520,7 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
         settings=settings,
         source=source,
         paper=raw.get("paper", ""),
+        resources=resources,
     )
 
 
@@ -430,11 +535,14 @@ def expand_jobs(
     *,
     versions: dict[str, str] | None = None,
     fingerprints: dict[str, str] | None = None,
+    key_extra: dict[str, Any] | None = None,
 ) -> list[Job]:
     """The cartesian product of the grid axes times the seeds, each job with its key.
 
     ``fingerprints`` maps a dataset name to a fingerprint of its content; ``versions`` maps
-    distribution names to versions. Both enter the key.
+    distribution names to versions. Both enter the key. ``key_extra`` (e.g. ``{"device":
+    "cuda"}`` for ``gs-bench run --device-in-key``) enters it too when given; without it the
+    keys are those of earlier versions.
     """
     axes = list(config.grid)
     jobs: list[Job] = []
@@ -448,6 +556,7 @@ def expand_jobs(
                 "seed": seed,
                 "versions": versions or {},
                 "data": (fingerprints or {}).get(str(params.get("dataset", "")), ""),
+                **({"extra": key_extra} if key_extra else {}),
             }
             jobs.append(Job(config.suite, params, dict(config.settings), seed, job_key(payload)))
     return jobs

@@ -3,7 +3,8 @@
 Train with :func:`fit_node` / :func:`fit_graph` and a :class:`TrainConfig` (paper presets
 :meth:`TrainConfig.structural_shifts`, :meth:`TrainConfig.edgewise`,
 :meth:`TrainConfig.gess`); methods live in :mod:`gs_algos.methods` (:data:`METHODS`),
-uncertainty estimators in :mod:`gs_algos.uncertainty`, the named structural-shifts methods
+uncertainty estimators in :mod:`gs_algos.uncertainty`, devices (``TrainConfig.device``:
+``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:1"``) in :mod:`gs_algos.device`, the named structural-shifts methods
 (SE, DE, GPN, NatPN, GPE, NatPE and the robustness methods, one trained run each) in
 :mod:`gs_algos.node_methods`, batched Deep Ensemble training in :mod:`gs_algos.ensemble`,
 fine-tuning (Par-Label) in :mod:`gs_algos.finetune`, the GeSS search in
@@ -14,6 +15,7 @@ fine-tuning (Par-Label) in :mod:`gs_algos.finetune`, the GeSS search in
 from gs_algos.__about__ import __version__
 from gs_algos.batch import Batch, TaskSpec, call_model
 from gs_algos.config import TrainConfig
+from gs_algos.device import DEVICE_CHOICES, check_device, resolve_device
 from gs_algos.em import EMConfig, EMResult, fit_epfgnn, fit_gmnn
 from gs_algos.engine import (
     EpochInfo,
@@ -32,6 +34,7 @@ from gs_algos.methods import METHODS, Method
 from gs_algos.search import GESS_SEARCH_SPACES, SearchResult, SearchSpace, grid_search
 
 __all__ = [
+    "DEVICE_CHOICES",
     "Batch",
     "EMConfig",
     "EMResult",
@@ -48,6 +51,7 @@ __all__ = [
     "TrainConfig",
     "__version__",
     "call_model",
+    "check_device",
     "choose_labeled",
     "evaluate_outputs",
     "fit_epfgnn",
@@ -59,6 +63,7 @@ __all__ = [
     "grid_search",
     "predict_graph",
     "predict_node",
+    "resolve_device",
     "sample_neighbors",
     "seeded",
 ]

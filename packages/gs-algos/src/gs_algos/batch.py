@@ -49,6 +49,9 @@ class TaskSpec:
         Number of training epochs of the run (``TrainConfig.max_epochs``; ``None`` when
         unknown), for methods whose weights follow a schedule over training (GOOD's DANN
         reversal coefficient, GOOD's EERM ``beta``).
+    device
+        The :class:`torch.device` the run trains on (``None``: the CPU), for methods that
+        create tensors or modules during training (EERM's structure explorers).
     """
 
     level: str
@@ -60,6 +63,7 @@ class TaskSpec:
     feature_dim: int = 0
     pos_dim: int = 0
     max_epochs: int | None = None
+    device: torch.device | None = None
 
 
 def call_model(model: nn.Module, level: str, data: Any, x: Tensor | None = None):

@@ -19,7 +19,9 @@ Three presets are provided as class methods of :class:`TrainConfig`:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+
+from gs_algos.device import check_device
 
 __all__ = ["GOOD_CORA_TRAINING", "STRUCTURAL_PROTOCOLS", "TrainConfig"]
 
@@ -31,6 +33,8 @@ GOOD_CORA_TRAINING = {"erm": (1e-3, 100), "dann": (1e-3, 100), "coral": (1e-3, 1
 
 _METRICS = ("accuracy", "loss", "mae", "auroc")
 _STOPPING = ("patience", "acc_or_nll")
+#: fields that do not change what is trained (left out of :meth:`TrainConfig.identity`)
+_NOT_IDENTITY = ("device",)
 _HIGHER_IS_BETTER = {"accuracy": True, "auroc": True, "loss": False, "mae": False}
 
 
@@ -100,6 +104,14 @@ class TrainConfig:
         instead of 50). ``k > 1`` is applied as one pass with momentum ``1 - (1 - m)^k``
         for every batch norm of momentum ``m``: exactly the statistics of ``k`` identical
         passes (without dropout between them), at the cost of one.
+    device
+        Where training runs: ``"auto"`` (default: CUDA when available, else CPU), ``"cpu"``,
+        ``"cuda"`` or ``"cuda:<index>"`` (:mod:`gs_algos.device`). The engine moves the model,
+        the method and the data there, creates its batches, neighbour samples and the
+        methods' tensors there, and returns the model on the device it was given on. The
+        device does not change what is trained: it is left out of :meth:`identity` (cache and
+        checkpoint keys), and CPU and GPU runs select the same way (GPU kernels round
+        differently, so values agree to float tolerance, not bit for bit).
     """
 
     lr: float = 3e-4
@@ -119,8 +131,10 @@ class TrainConfig:
     stopping: str = "patience"
     norm_updates_per_step: int = 1
     extra: dict = field(default_factory=dict)
+    device: str = "auto"
 
     def __post_init__(self) -> None:
+        check_device(self.device, "TrainConfig.device")
         if not self.lr > 0:
             raise ValueError(f"lr must be > 0, got {self.lr!r}")
         if self.weight_decay < 0:
@@ -164,6 +178,14 @@ class TrainConfig:
     def replace(self, **changes) -> TrainConfig:
         """A copy with some fields changed (validated again)."""
         return replace(self, **changes)
+
+    def identity(self) -> str:
+        """``repr`` of everything that determines what is trained: every field but
+        :attr:`device` (the key of shared members and checkpoints, so a member trained on a
+        GPU is reused on a CPU and a run resumes on another device)."""
+        body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+                         if f.repr and f.name not in _NOT_IDENTITY)
+        return f"{type(self).__qualname__}({body})"
 
     # ----------------------------------------------------------------- presets
     @classmethod

@@ -36,6 +36,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from gs_algos.config import TrainConfig
+from gs_algos.device import check_device, data_to, module_device, resolve_device
 from gs_algos.engine import EpochInfo, FitResult, fit_node
 
 __all__ = ["EMConfig", "EMResult", "fit_epfgnn", "fit_gmnn", "run_em_rounds"]
@@ -72,6 +73,11 @@ class EMConfig:
         Adam, the paper's GCN settings (0.01 and 5e-4).
     variant
         ``"released"`` or ``"ours-v1"`` (see :meth:`gmnn` and :meth:`epfgnn`).
+    device
+        Where the EM training runs (:mod:`gs_algos.device`): ``"auto"`` (default: CUDA when
+        available), ``"cpu"``, ``"cuda"``, ``"cuda:<index>"``. The model and the graph are
+        moved there for the run; the model comes back on the device it was given on and
+        :attr:`EMResult.proposal` is put there too.
     """
 
     pretrain_epochs: int = 200
@@ -84,8 +90,10 @@ class EMConfig:
     lr: float = 0.01
     weight_decay: float = 5e-4
     variant: str = "released"
+    device: str = "auto"
 
     def __post_init__(self) -> None:
+        check_device(self.device, "EMConfig.device")
         for name in ("pretrain_epochs", "m_epochs", "e_epochs", "em_rounds"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
@@ -163,14 +171,15 @@ class EMResult:
 Callback = Callable[[EpochInfo], Any]
 
 
-def _masks(data: Any, masks: Mapping[str, Tensor], n: int) -> tuple[Tensor, Tensor | None]:
+def _masks(data: Any, masks: Mapping[str, Tensor], n: int,
+           device: torch.device) -> tuple[Tensor, Tensor | None]:
     if "train" not in masks:
         raise ValueError(f"masks must contain 'train' (and 'valid' for early stopping), got {sorted(masks)}")
     out = []
     for k in ("train", "valid"):
         m = masks.get(k)
         if m is not None:
-            m = torch.as_tensor(m)
+            m = torch.as_tensor(m, device=device)
             if m.dtype != torch.bool or m.shape != (n,):
                 raise ValueError(f"mask {k!r} must be a bool tensor of shape ({n},), got {m.dtype} {tuple(m.shape)}")
         out.append(m)
@@ -187,6 +196,7 @@ def _pretrain(backbone, data, train, valid, cfg: EMConfig, seed: int, callback, 
         lr=cfg.lr, weight_decay=cfg.weight_decay, max_epochs=cfg.pretrain_epochs,
         patience=cfg.pretrain_patience, train_part="train", select_on=("valid",),
         eval_parts=("valid",), metric="accuracy", stopping="acc_or_nll", seed=seed,
+        device=cfg.device,
     )
     yl = data.y.clamp(min=0)
     d = copy.copy(data)
@@ -263,8 +273,28 @@ def fit_gmnn(
     """
     cfg = config if config is not None else EMConfig.gmnn()
     _check_variant(model, cfg)
+    return _on_device(_fit_gmnn, model, data, masks, cfg, seed, callback)
+
+
+def _on_device(fit, model, data, masks, cfg: EMConfig, seed: int, callback) -> EMResult:
+    """Run ``fit`` with the model, graph and masks on ``cfg.device``; the model (and the
+    result's proposal) go back to the device the model came in on, also after an error."""
+    dev = resolve_device(cfg.device, "EMConfig.device")
+    home = module_device(model)
+    model.to(dev)
+    try:
+        result = fit(model, data_to(data, dev), _masks(data, masks, data.x.size(0), dev), cfg,
+                     seed, callback)
+    finally:
+        model.to(home)
+    if result.proposal is not None:
+        result.proposal = result.proposal.to(home)
+    return result
+
+
+def _fit_gmnn(model, data, masks, cfg: EMConfig, seed: int, callback) -> EMResult:
     x, ei = data.x, data.edge_index
-    train, valid = _masks(data, masks, x.size(0))
+    train, valid = masks
     result = EMResult(pretrain=None)
     _pretrain(model.q, data, train, valid, cfg, seed, callback, result)
     if cfg.variant == "released":
@@ -435,8 +465,12 @@ def fit_epfgnn(
     """
     cfg = config if config is not None else EMConfig.epfgnn()
     _check_variant(model, cfg)
+    return _on_device(_fit_epfgnn, model, data, masks, cfg, seed, callback)
+
+
+def _fit_epfgnn(model, data, masks, cfg: EMConfig, seed: int, callback) -> EMResult:
     x, ei = data.x, data.edge_index
-    train, valid = _masks(data, masks, x.size(0))
+    train, valid = masks
     result = EMResult(pretrain=None)
     _pretrain(model.backbone, data, train, valid, cfg, seed, callback, result)
     yl = data.y.long().clamp(min=0)

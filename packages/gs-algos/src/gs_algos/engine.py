@@ -8,6 +8,15 @@ sampling use a generator reseeded from ``(seed, epoch)`` at every epoch, so an e
 order does not depend on history; dropout and the methods' draws use the forked global
 torch RNG whose state is saved in every checkpoint. Resuming a run from its checkpoint
 therefore replays exactly the epochs that an uninterrupted run would have (on CPU).
+
+Devices: ``config.device`` (:mod:`gs_algos.device`) picks where a run trains. The model, the
+method and the data are moved there for the run and the model and method are handed back on
+the device the model came in on (as Lightning's ``Trainer`` does), so code that predicts after
+training needs no change; every tensor the engine creates (indices, batches, neighbour
+samples, the methods' modules and buffers) is created on the training device. Shuffling of
+graph-level loaders stays on a CPU generator (the same batches on every device); neighbour
+sampling draws from a generator on the training device, seeded alike (on CPU it is the CPU
+generator itself, so CPU runs are unchanged).
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from torch import Tensor, nn
 from gs_algos.batch import Batch, TaskSpec, call_model, item_losses
 from gs_algos.checkpoint import CHECKPOINT_NAME, atomic_save, load_checkpoint
 from gs_algos.config import TrainConfig
+from gs_algos.device import data_to, fork_rng_of, module_device, resolve_device
 from gs_algos.methods.base import Method
 from gs_metrics import auroc
 
@@ -139,7 +149,7 @@ def evaluate_outputs(out: Tensor, y: Tensor, task: str) -> dict[str, float]:
     elif task == "binary":
         o = out.reshape(-1)
         res["accuracy"] = float(((o > 0).long() == y.reshape(-1).long()).float().mean())
-        res["auroc"] = auroc(o.double().numpy(), y.reshape(-1).numpy())
+        res["auroc"] = auroc(o.detach().double().cpu().numpy(), y.reshape(-1).cpu().numpy())
     else:
         res["mae"] = float((out.reshape(-1) - y.reshape(-1).float()).abs().mean())
     return res
@@ -160,14 +170,24 @@ def sample_neighbors(
     with ``generator``. Returns ``(node_ids, sub_edge_index, n_seeds)``: the global ids of
     the sampled nodes (seeds first), the sampled edges relabelled to positions in
     ``node_ids``, and the number of seeds.
+
+    Runs on the device of ``edge_index`` (``seeds`` and ``generator`` must be on it too), and
+    every tensor it creates lives there.
     """
+    dev = edge_index.device
+    if generator.device.type != dev.type:
+        raise ValueError(
+            f"generator is on {generator.device} but edge_index on {dev}; create it with "
+            f"torch.Generator(device=edge_index.device)"
+        )
+    seeds = seeds.to(dev)
     src, dst = edge_index[0], edge_index[1]
     order = torch.argsort(dst, stable=True)
     src, dst = src[order], dst[order]
-    ptr = torch.zeros(num_nodes + 1, dtype=torch.long)
+    ptr = torch.zeros(num_nodes + 1, dtype=torch.long, device=dev)
     ptr[1:] = torch.cumsum(torch.bincount(dst, minlength=num_nodes), 0)
     node_ids = [seeds]
-    seen = torch.zeros(num_nodes, dtype=torch.bool)
+    seen = torch.zeros(num_nodes, dtype=torch.bool, device=dev)
     seen[seeds] = True
     frontier = seeds
     kept_src, kept_dst = [], []
@@ -176,18 +196,18 @@ def sample_neighbors(
         deg = ends - starts
         if deg.sum() == 0:
             break
-        rep = torch.repeat_interleave(torch.arange(frontier.numel()), deg)
-        offs = torch.arange(int(deg.sum())) - torch.repeat_interleave(
+        rep = torch.repeat_interleave(torch.arange(frontier.numel(), device=dev), deg)
+        offs = torch.arange(int(deg.sum()), device=dev) - torch.repeat_interleave(
             torch.cumsum(deg, 0) - deg, deg
         )
         eids = starts[rep] + offs
         if k >= 0:
-            prio = torch.rand(eids.numel(), generator=generator)
+            prio = torch.rand(eids.numel(), generator=generator, device=dev)
             # rank of each edge within its frontier node by random priority
             o = torch.argsort(prio)
             o = o[torch.argsort(rep[o], stable=True)]
             rank = torch.empty_like(o)
-            rank[o] = torch.arange(o.numel()) - torch.repeat_interleave(
+            rank[o] = torch.arange(o.numel(), device=dev) - torch.repeat_interleave(
                 torch.cumsum(deg, 0) - deg, deg
             )
             eids = eids[rank < k]
@@ -201,13 +221,13 @@ def sample_neighbors(
         if new.numel() == 0:
             break
     nodes = torch.cat(node_ids)
-    pos = torch.full((num_nodes,), -1, dtype=torch.long)
-    pos[nodes] = torch.arange(nodes.numel())
+    pos = torch.full((num_nodes,), -1, dtype=torch.long, device=dev)
+    pos[nodes] = torch.arange(nodes.numel(), device=dev)
     if kept_src:
         s, d = torch.cat(kept_src), torch.cat(kept_dst)
         sub = torch.stack([pos[s], pos[d]])
     else:
-        sub = torch.zeros(2, 0, dtype=torch.long)
+        sub = torch.zeros(2, 0, dtype=torch.long, device=dev)
     return nodes, sub, int(seeds.numel())
 
 
@@ -226,8 +246,10 @@ class _Loop:
         checkpoint_dir: str | Path | None,
         checkpoint_every: int,
         resume: bool,
+        device: torch.device | None = None,
     ) -> None:
         self.model, self.method, self.config = model, method, config
+        self.device = device if device is not None else torch.device("cpu")
         self.train_epoch, self.evaluate = train_epoch, evaluate
         self.callback = callback
         self.ckpt_path = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir else None
@@ -275,6 +297,8 @@ class _Loop:
             self.method.load_extra_checkpoint_state(ck["method_extra"])
             opt.load_state_dict(ck["optimizer"])
             torch.set_rng_state(ck["torch_rng"])
+            if self.device.type == "cuda" and ck.get("cuda_rng") is not None:
+                torch.cuda.set_rng_state(ck["cuda_rng"], self.device)
             tracks = ck["tracks"]
             history = ck["history"]
             start, bad, stopped = ck["epoch"] + 1, ck["bad"], ck["stopped"]
@@ -338,6 +362,8 @@ class _Loop:
                         "method_extra": self.method.extra_checkpoint_state(),
                         "optimizer": opt.state_dict(),
                         "torch_rng": torch.get_rng_state(),
+                        "cuda_rng": (torch.cuda.get_rng_state(self.device)
+                                     if self.device.type == "cuda" else None),
                         "tracks": tracks,
                         "history": history,
                         "epoch": epoch,
@@ -389,9 +415,42 @@ def batch_norm_updates(model: nn.Module, k: int):
 
 
 def _config_key(cfg: TrainConfig) -> dict:
+    """What a checkpoint must have been written with to be resumed: every field but the
+    device (a run may resume on another device)."""
     from dataclasses import asdict
 
-    return asdict(cfg)
+    key = asdict(cfg)
+    key.pop("device", None)
+    return key
+
+
+@contextmanager
+def _on_device(model: nn.Module, method: Method, device: torch.device):
+    """Move ``model`` and ``method`` to ``device`` for the block; afterwards (also on an
+    error) both go back to the device the model came in on."""
+    home = module_device(model)
+    model.to(device)
+    try:
+        yield
+    except BaseException:
+        try:  # the run's own error is the one to see, not a failure to move back
+            model.to(home)
+            method.to(home)
+        except Exception:  # noqa: BLE001
+            log.debug("could not move the model / method back to %s after an error", home)
+        raise
+    model.to(home)
+    method.to(home)
+
+
+def _setup_method(meth: Method, spec: TaskSpec, model: nn.Module, device: torch.device) -> None:
+    """:meth:`Method.setup` and :meth:`Method.attach` with the method's modules created on
+    ``device`` directly (``torch.device`` as the default device of the block), then anything
+    still elsewhere moved there."""
+    with torch.device(device):
+        meth.setup(spec)
+        meth.attach(model)
+    meth.to(device)
 
 
 def _check_outputs(out: Tensor, task: str, num_classes: int | None, what: str) -> None:
@@ -428,7 +487,8 @@ def _resolve_method(method: Method | None) -> Method:
 
 
 # --------------------------------------------------------------------------- node level
-def _node_masks(data: Any, masks: Mapping[str, Tensor] | None) -> dict[str, Tensor]:
+def _node_masks(data: Any, masks: Mapping[str, Tensor] | None,
+                device: torch.device) -> dict[str, Tensor]:
     n = data.num_nodes
     if masks is None:
         masks = {
@@ -438,7 +498,7 @@ def _node_masks(data: Any, masks: Mapping[str, Tensor] | None) -> dict[str, Tens
         }
     out = {}
     for k, v in masks.items():
-        v = torch.as_tensor(v)
+        v = torch.as_tensor(v, device=device)
         if v.dtype != torch.bool or v.shape != (n,):
             raise ValueError(
                 f"mask {k!r} must be a bool tensor of shape ({n},), got {v.dtype} {tuple(v.shape)}"
@@ -494,11 +554,13 @@ def fit_node(
     Returns
     -------
     FitResult
-        The model holds the weights of the best epoch of the first selection track.
+        The model holds the weights of the best epoch of the first selection track. It
+        trained on ``config.device`` and is back on the device it was given on.
     """
     cfg = config if config is not None else TrainConfig.structural_shifts()
+    dev = resolve_device(cfg.device, "TrainConfig.device")
     meth = _resolve_method(method)
-    parts = _node_masks(data, masks)
+    parts = _node_masks(data, masks, dev)
     if cfg.train_part not in parts:
         raise ValueError(
             f"training part {cfg.train_part!r} not among the masks {sorted(parts)}"
@@ -514,15 +576,17 @@ def fit_node(
     if domain is None:
         domain = getattr(data, "domain", None)
     if domain is not None:
-        domain = torch.as_tensor(domain).long()
+        domain = torch.as_tensor(domain, device=dev).long()
         if domain.shape != (data.num_nodes,):
             raise ValueError(
                 f"domain must have one id per node ({data.num_nodes}), got shape {tuple(domain.shape)}"
             )
+    if target_part is not None and target_part not in parts:
+        raise ValueError(f"target part {target_part!r} not among the masks {sorted(parts)}")
+    # everything the run touches lives on the training device from here on
+    data = data_to(data, dev)
     target_idx = None
     if target_part is not None:
-        if target_part not in parts:
-            raise ValueError(f"target part {target_part!r} not among the masks {sorted(parts)}")
         target_idx = torch.nonzero(parts[target_part]).flatten()
     y = data.y
     if cfg.task == "multiclass" and num_classes is None:
@@ -530,7 +594,7 @@ def fit_node(
     train_idx = torch.nonzero(train_mask).flatten()
     eval_parts = [p for p in (cfg.eval_parts or parts.keys()) if p in parts]
 
-    with torch.random.fork_rng(devices=[]):
+    with fork_rng_of(dev), _on_device(model, meth, dev):
         torch.manual_seed(cfg.seed)
         model.eval()
         with torch.no_grad():
@@ -545,9 +609,9 @@ def fit_node(
             has_target=target_idx is not None and target_idx.numel() > 0,
             feature_dim=data.x.size(-1) if data.x is not None else 0,
             max_epochs=int(cfg.max_epochs),
+            device=dev,
         )
-        meth.setup(spec)
-        meth.attach(model)
+        _setup_method(meth, spec, model, dev)
 
         def full_batch() -> Batch:
             return Batch(
@@ -592,8 +656,16 @@ def fit_node(
         with batch_norm_updates(model, int(cfg.norm_updates_per_step)):
             return _Loop(
                 model, meth, cfg, train_epoch, evaluate, callback, checkpoint_dir,
-                checkpoint_every, resume,
+                checkpoint_every, resume, dev,
             ).run()
+
+
+def _generator_on(gen: torch.Generator, device: torch.device) -> torch.Generator:
+    """``gen`` itself on its own device type, else a generator on ``device`` seeded with
+    ``gen``'s seed (the epoch's seed, :class:`_Loop`)."""
+    if gen.device.type == device.type:
+        return gen
+    return torch.Generator(device=device).manual_seed(gen.initial_seed())
 
 
 def _node_minibatches(data, train_idx, y, domain, cfg: TrainConfig, gen) -> list[Batch]:
@@ -601,7 +673,9 @@ def _node_minibatches(data, train_idx, y, domain, cfg: TrainConfig, gen) -> list
 
     if cfg.num_neighbors is None:
         raise ValueError("node-level mini-batches need config.num_neighbors (one entry per hop)")
-    perm = train_idx[torch.randperm(train_idx.numel(), generator=gen)]
+    dev = data.edge_index.device
+    gen = _generator_on(gen, dev)
+    perm = train_idx[torch.randperm(train_idx.numel(), generator=gen, device=dev)]
     out = []
     for s in range(0, perm.numel(), cfg.batch_size):
         seeds = perm[s : s + cfg.batch_size]
@@ -609,7 +683,7 @@ def _node_minibatches(data, train_idx, y, domain, cfg: TrainConfig, gen) -> list
             data.edge_index, data.num_nodes, seeds, cfg.num_neighbors, gen
         )
         sub = Data(x=data.x[nodes], edge_index=sub_ei, num_nodes=nodes.numel())
-        lab = torch.arange(n_seeds)
+        lab = torch.arange(n_seeds, device=dev)
         out.append(
             Batch(
                 level="node",
@@ -624,8 +698,10 @@ def _node_minibatches(data, train_idx, y, domain, cfg: TrainConfig, gen) -> list
 
 
 def predict_node(model: nn.Module, data: Any, method: Method | None = None):
-    """``(embeddings, outputs)`` of all nodes in eval mode, without gradients."""
+    """``(embeddings, outputs)`` of all nodes in eval mode, without gradients, computed on
+    the model's device (``data`` is moved there; the outputs stay there)."""
     model.eval()
+    data = data_to(data, module_device(model))
     with torch.no_grad():
         if method is not None:
             return method.predict(model, "node", data)
@@ -633,6 +709,20 @@ def predict_node(model: nn.Module, data: Any, method: Method | None = None):
 
 
 # --------------------------------------------------------------------------- graph level
+def _cpu_batches(loader):
+    """The batches of a PyG ``DataLoader``, collated with the CPU as default device (the
+    graphs live there; a global ``torch.set_default_device`` must not move half a batch)."""
+    with torch.device("cpu"):
+        it = iter(loader)
+    while True:
+        with torch.device("cpu"):
+            try:
+                b = next(it)
+            except StopIteration:
+                return
+        yield b
+
+
 def _graph_y(graphs: Sequence[Any], part: str) -> None:
     for g in graphs[:1]:
         if getattr(g, "y", None) is None:
@@ -642,13 +732,16 @@ def _graph_y(graphs: Sequence[Any], part: str) -> None:
 def predict_graph(
     model: nn.Module, graphs: Sequence[Any], method: Method | None = None, batch_size: int = 256
 ) -> tuple[Tensor, Tensor]:
-    """``(graph_embeddings, outputs)`` for a sequence of graphs, in order, eval mode."""
+    """``(graph_embeddings, outputs)`` for a sequence of graphs, in order, eval mode, computed
+    on the model's device (batches are collated on the CPU and moved there)."""
     from torch_geometric.loader import DataLoader
 
     model.eval()
+    dev = module_device(model)
     embs, outs = [], []
     with torch.no_grad():
-        for b in DataLoader(list(graphs), batch_size=batch_size, shuffle=False):
+        for b in _cpu_batches(DataLoader(list(graphs), batch_size=batch_size, shuffle=False)):
+            b = b.to(dev)
             e, o = (method.predict(model, "graph", b) if method is not None
                     else call_model(model, "graph", b))
             embs.append(e)
@@ -686,11 +779,15 @@ def fit_graph(
     target
         Unlabeled target graphs (O-Feature level: DANN / DeepCoral). One target batch is
         drawn per step; with ``config.iterations_per_epoch`` an epoch is that many steps.
+
+    The graphs stay where they are (the CPU, as a rule): every batch is collated there and
+    moved to ``config.device``; the model trains there and comes back as in :func:`fit_node`.
     """
     from torch_geometric.data import Batch as PygBatch
     from torch_geometric.loader import DataLoader
 
     cfg = config if config is not None else TrainConfig.gess()
+    dev = resolve_device(cfg.device, "TrainConfig.device")
     meth = _resolve_method(method)
     if cfg.train_part not in parts:
         raise ValueError(f"training part {cfg.train_part!r} not among the parts {sorted(parts)}")
@@ -708,17 +805,20 @@ def fit_graph(
         raise ValueError("target is empty; pass None when no unlabeled target data is used")
     doms = [getattr(g, "domain", None) for g in train]
     domain_all = (
-        torch.as_tensor([int(d) for d in doms]) if all(d is not None for d in doms) else None
+        torch.as_tensor([int(d) for d in doms], device=dev)
+        if all(d is not None for d in doms) else None
     )
     if cfg.task == "multiclass" and num_classes is None:
         num_classes = int(torch.cat([g.y.reshape(-1) for g in train]).max()) + 1
-    eval_y = {p: torch.cat([g.y.reshape(-1) for g in parts[p]]) for p in eval_parts}
+    eval_y = {p: torch.cat([g.y.reshape(-1) for g in parts[p]]).to(dev) for p in eval_parts}
 
-    with torch.random.fork_rng(devices=[]):
+    with fork_rng_of(dev), _on_device(model, meth, dev):
         torch.manual_seed(cfg.seed)
         model.eval()
+        with torch.device("cpu"):
+            first = PygBatch.from_data_list(train[:2])
         with torch.no_grad():
-            emb0, out0 = call_model(model, "graph", PygBatch.from_data_list(train[:2]))
+            emb0, out0 = call_model(model, "graph", first.to(dev))
         _check_outputs(out0, cfg.task, num_classes, "the training labels")
         spec = TaskSpec(
             level="graph",
@@ -730,17 +830,19 @@ def fit_graph(
             feature_dim=train[0].x.size(-1) if getattr(train[0], "x", None) is not None else 0,
             pos_dim=train[0].pos.size(-1),
             max_epochs=int(cfg.max_epochs),
+            device=dev,
         )
-        meth.setup(spec)
-        meth.attach(model)
+        _setup_method(meth, spec, model, dev)
 
         def make_batch(b, tb) -> Batch:
+            b = b.to(dev)
+            tb = tb.to(dev) if tb is not None else None
             d = getattr(b, "domain", None)
             return Batch(
                 level="graph",
                 task=cfg.task,
                 data=b,
-                labeled=torch.arange(b.num_graphs),
+                labeled=torch.arange(b.num_graphs, device=dev),
                 y=b.y.reshape(-1) if cfg.task != "multiclass" else b.y.reshape(-1).long(),
                 domain=d.reshape(-1).long() if d is not None else None,
                 target_data=tb,
@@ -752,20 +854,20 @@ def fit_graph(
                 DataLoader(tgt, batch_size=bs, shuffle=True, generator=gen) if tgt else None
             )
             n_steps = cfg.iterations_per_epoch or len(loader)
-            it, t_it = iter(loader), iter(t_loader) if t_loader else None
+            it, t_it = _cpu_batches(loader), _cpu_batches(t_loader) if t_loader else None
             total, logs_acc = 0.0, {}
             for _ in range(n_steps):
                 try:
                     b = next(it)
                 except StopIteration:
-                    it = iter(loader)
+                    it = _cpu_batches(loader)
                     b = next(it)
                 tb = None
                 if t_it is not None:
                     try:
                         tb = next(t_it)
                     except StopIteration:
-                        t_it = iter(t_loader)
+                        t_it = _cpu_batches(t_loader)
                         tb = next(t_it)
                 opt.zero_grad(set_to_none=True)
                 loss, logs = meth.training_loss(model, make_batch(b, tb), epoch)
@@ -786,5 +888,5 @@ def fit_graph(
         with batch_norm_updates(model, int(cfg.norm_updates_per_step)):
             return _Loop(
                 model, meth, cfg, train_epoch, evaluate, callback, checkpoint_dir,
-                checkpoint_every, resume,
+                checkpoint_every, resume, dev,
             ).run()

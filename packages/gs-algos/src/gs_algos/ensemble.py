@@ -23,6 +23,7 @@ distribution). Each member keeps its own best epoch on the selection part.
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -34,6 +35,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from gs_algos.config import TrainConfig
+from gs_algos.device import fork_rng_of, resolve_device
 
 __all__ = ["StackedNodeGNN", "StackedFitResult", "fit_stacked_node", "stackable"]
 
@@ -244,6 +246,9 @@ def fit_stacked_node(
     higher). Only full-batch multiclass training without early stopping is batched
     (``patience=None``, ``batch_size=None``): with early stopping each member stops at its
     own epoch, so train those one by one with :func:`gs_algos.fit_node`.
+
+    The stack trains on ``config.device`` (the data is moved there); the members get their
+    best weights on the device they are on.
     """
     if config.patience is not None:
         raise ValueError(
@@ -262,18 +267,21 @@ def fit_stacked_node(
     for part in (config.train_part, config.select_on[0]):
         if part not in masks or int(masks[part].sum()) == 0:
             raise ValueError(f"part {part!r} missing or empty among the masks {sorted(masks)}")
-    stack = StackedNodeGNN(members)
+    dev = resolve_device(config.device, "TrainConfig.device")
+    stack = StackedNodeGNN(members).to(dev)
     k = int(config.norm_updates_per_step)
     stack.norm_momentum = 1.0 - (1.0 - stack.norm_momentum) ** k  # see batch_norm_updates
-    train, sel = masks[config.train_part], masks[config.select_on[0]]
+    data = copy.copy(data).to(dev)
+    train = masks[config.train_part].to(dev)
+    sel = masks[config.select_on[0]].to(dev)
     y = data.y
     m = stack.num_members
     lower = config.metric == "loss"
-    best_val = torch.full((m,), math.inf if lower else -math.inf, dtype=torch.float64)
+    best_val = torch.full((m,), math.inf if lower else -math.inf, dtype=torch.float64, device=dev)
     best_ep = [-1] * m
     best_state: list[dict | None] = [None] * m
     history: list[dict] = []
-    with torch.random.fork_rng(devices=[]):
+    with fork_rng_of(dev):
         torch.manual_seed(config.seed)
         opt = torch.optim.Adam(stack.parameters(), lr=config.lr, weight_decay=config.weight_decay)
         for epoch in range(config.max_epochs):

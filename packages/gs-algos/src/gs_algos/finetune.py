@@ -78,7 +78,7 @@ def finetune_node(
     pool = torch.nonzero(masks[pool_part]).flatten()
     idx = choose_labeled(pool.numel(), n_labels, seed)
     train = torch.zeros_like(masks[pool_part])
-    train[pool[torch.as_tensor(idx)]] = True
+    train[pool[torch.as_tensor(idx, device=pool.device)]] = True
     new_masks = {k: v for k, v in masks.items() if k != pool_part}
     new_masks[config.train_part] = train
     model = copy.deepcopy(pretrained)

@@ -42,6 +42,7 @@ import torch
 import torch.nn.functional as F
 
 from gs_algos.config import TrainConfig
+from gs_algos.device import check_device, fork_rng_of, module_device, resolve_device
 from gs_algos.engine import fit_node
 from gs_metrics.lebed import (
     parameter_distance,
@@ -88,6 +89,10 @@ class LeBedConfig:
         Which embedding ``Z_t`` the rule compares (module docstring).
     source : str
         Where the values come from (shown in reports).
+    device : str
+        Where the re-training runs (:mod:`gs_algos.device`): ``"auto"`` (default: CUDA when
+        available), ``"cpu"``, ``"cuda"``, ``"cuda:<index>"``. The test graph and a copy of
+        the model are moved there; the trained model is not touched.
     """
 
     lr: float = 1e-3
@@ -98,8 +103,10 @@ class LeBedConfig:
     epsilon_mode: Literal["absolute", "relative"] = "absolute"
     structure_from: Literal["train_forward", "eval_forward"] = "train_forward"
     source: str = "authors' param_space.txt, cora GCN"
+    device: str = "auto"
 
     def __post_init__(self) -> None:
+        check_device(self.device, "LeBedConfig.device")
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
         if not 0 <= self.min_steps < self.max_steps:
@@ -296,18 +303,23 @@ def lebed_score(
     n = x.shape[0]
     if ei_np.size and (ei_np.min() < 0 or ei_np.max() >= n):
         raise ValueError(f"edge_index must hold node indices in [0, {n})")
-    ei = torch.as_tensor(ei_np, dtype=torch.long, device=x.device)
+    dev = resolve_device(cfg.device, "LeBedConfig.device")
     neg = sample_non_edges(ei_np, n, ei_np.shape[1], np.random.default_rng(seed), strict=False)
     theta_star = _params(model)
 
     if reference_output is None:
+        home = module_device(model)
         was_training = model.training
         model.eval()
         with torch.no_grad():
-            reference_output = _forward(model, x, ei)
+            reference_output = _forward(
+                model, x.to(home), torch.as_tensor(ei_np, dtype=torch.long, device=home)
+            )
         model.train(was_training)
+    x = x.to(dev)
+    ei = torch.as_tensor(ei_np, dtype=torch.long, device=dev)
     z_star, logits_star = reference_output
-    pseudo = logits_star.detach().argmax(dim=1)
+    pseudo = logits_star.detach().argmax(dim=1).to(dev)
     has_pairs = ei_np.shape[1] + neg.shape[1] > 0  # else g is NaN and the rule never fires
     reference = structure_score(z_star.detach().cpu().numpy(), ei_np, neg)
     tol = structure_tolerance(reference, cfg.epsilon, cfg.epsilon_mode)
@@ -315,9 +327,9 @@ def lebed_score(
     scores: list[float] = []
     stopped = False
     epoch = 0
-    with torch.random.fork_rng(devices=[]):
+    with fork_rng_of(dev):
         torch.manual_seed(seed)
-        retrained = copy.deepcopy(model)
+        retrained = copy.deepcopy(model).to(dev)
         retrained.load_state_dict(init_state)
         params = [p for p in retrained.parameters() if p.requires_grad]
         # the fused kernel: one pass over all parameters (the per-tensor loop of the default
@@ -378,8 +390,10 @@ def pretrain(
         lr=1e-3, weight_decay=5e-4, max_epochs=200, patience=None,
         train_part="train", select_on=("valid",), metric="accuracy",
     )
-    tm = train_mask if train_mask is not None else torch.ones(train.num_nodes, dtype=torch.bool)
-    vm = valid_mask if valid_mask is not None else torch.ones(valid.num_nodes, dtype=torch.bool)
+    tm = (train_mask if train_mask is not None
+          else torch.ones(train.num_nodes, dtype=torch.bool, device=train.x.device))
+    vm = (valid_mask if valid_mask is not None
+          else torch.ones(valid.num_nodes, dtype=torch.bool, device=valid.x.device))
     if valid is train:
         data, masks = train, {"train": tm, "valid": vm}
     else:
@@ -395,7 +409,7 @@ def pretrain(
             y=torch.cat([train.y, valid.y]),
             num_nodes=n + valid.num_nodes,
         )
-        zeros_v = torch.zeros(valid.num_nodes, dtype=torch.bool)
-        zeros_t = torch.zeros(n, dtype=torch.bool)
+        zeros_v = torch.zeros(valid.num_nodes, dtype=torch.bool, device=vm.device)
+        zeros_t = torch.zeros(n, dtype=torch.bool, device=tm.device)
         masks = {"train": torch.cat([tm, zeros_v]), "valid": torch.cat([zeros_t, vm])}
     return fit_node(model, data, None, cfg, masks=masks, num_classes=num_classes)

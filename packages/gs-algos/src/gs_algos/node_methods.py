@@ -65,6 +65,7 @@ import torch
 from torch import Tensor, nn
 
 from gs_algos.config import TrainConfig
+from gs_algos.device import resolve_device
 from gs_algos.engine import fit_node, predict_node, seeded
 from gs_algos.methods.base import Method
 from gs_algos.methods.robust import VARIANTS, check_variant
@@ -125,7 +126,8 @@ class MemberCache:
     def key(self, family: str, seed: int, config: TrainConfig, model: nn.Module,
             extra: str = "") -> str:
         shapes = ";".join(f"{k}:{tuple(v.shape)}" for k, v in model.state_dict().items())
-        text = "\n".join([self.tag, family, str(int(seed)), repr(config.replace(seed=int(seed))),
+        # identity(): the config without its device (a member is the same on CPU and GPU)
+        text = "\n".join([self.tag, family, str(int(seed)), config.replace(seed=int(seed)).identity(),
                           type(model).__qualname__, shapes, extra])
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -256,7 +258,8 @@ class SingleModel(NodeMethod):
         (seed,) = self.seeds(run)
         if self.norm_updates is not None:
             config = config.replace(norm_updates_per_step=self.norm_updates)
-        meth = self.method_factory()
+        with torch.device(resolve_device(config.device, "TrainConfig.device")):
+            meth = self.method_factory()  # its buffers on the training device from the start
         # only ERM members are shared (with DE); a robustness method's trained state (e.g.
         # EERM's explorers) is not part of a member
         model, epoch = self._train(build, data, config, seed, masks, domain, num_classes, meth,

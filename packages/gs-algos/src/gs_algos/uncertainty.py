@@ -25,6 +25,7 @@ import torch
 from torch import Tensor, nn
 
 from gs_algos.batch import call_model
+from gs_algos.device import data_to, fork_rng_of, module_device
 from gs_algos.methods.base import Method
 
 __all__ = [
@@ -89,14 +90,16 @@ def mc_dropout_probs(
     """MC dropout (Gal & Ghahramani 2016): ``num_samples`` passes with dropout active.
 
     Batch-norm layers stay in eval mode (running statistics are neither used for the
-    batch nor updated). Returns member probabilities ``(num_samples, N, C)``; the
-    caller's global RNG is not touched.
+    batch nor updated). Returns member probabilities ``(num_samples, N, C)`` on the
+    model's device (``data`` is moved there); the caller's global RNG is not touched.
     """
     if num_samples < 2:
         raise ValueError(f"num_samples must be >= 2, got {num_samples}")
     was_training = model.training
+    dev = module_device(model)
+    data = data_to(data, dev)
     out = []
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
+    with fork_rng_of(dev), torch.no_grad():
         torch.manual_seed(int(seed))
         _set_dropout_only(model)
         for _ in range(num_samples):
@@ -137,14 +140,15 @@ def train_ensemble(
 
 
 def ensemble_probs(models: Sequence[nn.Module], data: Any, level: str = "node") -> Tensor:
-    """Member probabilities ``(M, N, C)`` of trained models in eval mode."""
+    """Member probabilities ``(M, N, C)`` of trained models in eval mode, each computed on
+    its member's device and gathered on the first member's."""
     out = []
     with torch.no_grad():
         for m in models:
             m.eval()
-            _, logits = call_model(m, level, data)
+            _, logits = call_model(m, level, data_to(data, module_device(m)))
             out.append(torch.softmax(logits, -1))
-    return torch.stack(out)
+    return torch.stack([o.to(out[0].device) for o in out])
 
 
 # --------------------------------------------------------------------------- Dirichlet
@@ -258,10 +262,10 @@ class BayesianLoss(Method):
 
 
 def dirichlet_alpha(model: nn.Module, data: Any, level: str = "node") -> Tensor:
-    """``alpha`` of a Dirichlet model in eval mode, without gradients."""
+    """``alpha`` of a Dirichlet model in eval mode, without gradients, on the model's device."""
     model.eval()
     with torch.no_grad():
-        return call_model(model, level, data)[1]
+        return call_model(model, level, data_to(data, module_device(model)))[1]
 
 
 def bayesian_combination(alphas: Sequence[Tensor], prior: float = 1.0) -> Tensor:

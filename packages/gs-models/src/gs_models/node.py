@@ -87,7 +87,7 @@ def _input_dropout(x, p: float, training: bool):
         return F.dropout(x, p, training)
     return torch.sparse_csr_tensor(
         x.crow_indices(), x.col_indices(), F.dropout(x.values(), p, True), x.shape,
-        check_invariants=False,
+        check_invariants=False, device=x.device,
     )
 
 
@@ -286,13 +286,15 @@ class NodeGNN(nn.Module):
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "Sparse CSR tensor support", UserWarning)
             adj = torch.sparse_csr_tensor(
-                crow, col[order], weight[order], (num_nodes, num_nodes), check_invariants=False
+                crow, col[order], weight[order], (num_nodes, num_nodes), check_invariants=False,
+                device=row.device,
             )
             order_t = torch.argsort(col * num_nodes + row)  # the transpose: row = source
             crow_t = torch.zeros(num_nodes + 1, dtype=torch.long, device=row.device)
             crow_t[1:] = torch.cumsum(torch.bincount(col, minlength=num_nodes), 0)
             adj_src = torch.sparse_csr_tensor(
-                crow_t, row[order_t], weight[order_t], (num_nodes, num_nodes), check_invariants=False
+                crow_t, row[order_t], weight[order_t], (num_nodes, num_nodes), check_invariants=False,
+                device=row.device,
             )
         out = _GCNAdjacency(adj, adj_src)
         self._adj_cache = (key, out)

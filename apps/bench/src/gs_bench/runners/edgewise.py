@@ -127,12 +127,13 @@ def _load(params: dict[str, Any], settings: dict[str, Any], root: str | None):
     return gs_data.load(params["dataset"], root=root, normalize_features=norm, **kw)
 
 
-def train_config(settings: dict[str, Any], seed: int):
-    """:meth:`gs_algos.TrainConfig.edgewise` with the suite's overrides."""
+def train_config(settings: dict[str, Any], seed: int, device: str = "auto"):
+    """:meth:`gs_algos.TrainConfig.edgewise` with the suite's overrides, on ``device``."""
     from gs_algos import TrainConfig
 
     return TrainConfig.edgewise(
         seed=seed,
+        device=device,
         lr=float(settings.get("lr", 0.01)),
         weight_decay=float(settings.get("weight_decay", 5e-4)),
         max_epochs=int(settings.get("max_epochs", 2000)),
@@ -161,7 +162,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     ei = data.edge_index.numpy()
     test = masks["test"].numpy()
     if params["model"] in STRUCTURED:
-        out = _fit_structured(model, data, masks, params["model"], settings, seed)
+        out = _fit_structured(model, data, masks, params["model"], settings, seed,
+                              device=job.get("device", "auto"))
         # the paper's text: structured edge joints (GMNN samples, EPFGNN loopy BP)
         metrics = _score(out["node"], y, ei, test, out["edge"], bins, reliability=True)
         # the released code (src/evaluation.py scores every model with EdgewiseMetrics on
@@ -172,7 +174,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         metrics.update(best_epoch=out["best_epoch"], epochs_run=out["epochs_run"],
                        em_rounds_run=out["em_rounds_run"])
         return metrics
-    res = fit_node(model, data, None, train_config(settings, seed), masks=masks, num_classes=num_classes)
+    res = fit_node(model, data, None, train_config(settings, seed, job.get("device", "auto")),
+                   masks=masks, num_classes=num_classes)
     _, logits = predict_node(model, data)
     probs = torch.softmax(logits.double(), -1).numpy()
     metrics = _score(probs, y, ei, test, None, bins, reliability=True)
@@ -221,7 +224,8 @@ def _score(probs, y, ei, test, edge_marginals, bins: int, reliability: bool = Fa
     return out
 
 
-def _fit_structured(model, data, masks, name: str, settings: dict[str, Any], seed: int) -> dict[str, Any]:
+def _fit_structured(model, data, masks, name: str, settings: dict[str, Any], seed: int,
+                    device: str = "auto") -> dict[str, Any]:
     """EM training (:mod:`gs_algos.em`) and structured inference of GMNN / EPFGNN.
 
     Schedules: :meth:`gs_algos.EMConfig.gmnn` / :meth:`gs_algos.EMConfig.epfgnn` (appendix C.2:
@@ -240,7 +244,8 @@ def _fit_structured(model, data, masks, name: str, settings: dict[str, Any], see
 
     preset = EMConfig.gmnn if name == "gmnn" else EMConfig.epfgnn
     em = preset(str(settings.get("structured_variant", "released")),
-                lr=float(settings.get("lr", 0.01)), weight_decay=float(settings.get("weight_decay", 5e-4)))
+                lr=float(settings.get("lr", 0.01)), weight_decay=float(settings.get("weight_decay", 5e-4)),
+                device=device)
     fit = fit_gmnn if name == "gmnn" else fit_epfgnn
     res = fit(model, data, {"train": masks["train"], "valid": masks["valid"]}, em, seed=seed)
     x, ei = data.x, data.edge_index

@@ -149,7 +149,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
             g.y = g.y.reshape(-1).float()
     cfg = TrainConfig.gess(level=level, seed=seed, task=task, metric=metric,
                            max_epochs=int(settings.get("max_epochs", 100)),
-                           batch_size=int(settings.get("batch_size", 256)))
+                           batch_size=int(settings.get("batch_size", 256)),
+                           device=job.get("device", "auto"))
     if cfg.iterations_per_epoch is not None and "iterations_per_epoch" in settings:
         cfg = cfg.replace(iterations_per_epoch=int(settings["iterations_per_epoch"]))
     out_dim = 1  # binary: one logit (gs-algos' BCE); regression: one value

@@ -286,6 +286,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         max_epochs=int(settings.get("max_epochs", 200)),
         patience=int(settings["patience"]) if settings.get("patience") else None,
         train_part="train", select_on=("valid",), metric="accuracy", seed=seed,
+        device=job.get("device", "auto"),
     )
     pretrain(model, train_g, valid_g, train_mask=tr, valid_mask=va, num_classes=num_classes, config=pcfg)
     pretrain_s = time.perf_counter() - t0
@@ -300,7 +301,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     thr_mc = fit_atc_threshold(pv, yv, "mc")
     thr_ne = fit_atc_threshold(pv, yv, "ne")
     source = params["dataset"]
-    lcfg = lebed_config(source, params["model"], settings)
+    lcfg = lebed_config(source, params["model"], settings).with_changes(
+        device=job.get("device", "auto"))
     limit = settings.get("test_graphs")  # None: every graph of the set
     indices = _subsample(len(graphs), int(limit)) if limit else list(range(len(graphs)))
     # shard i of n: every n-th graph from i, so each shard spans all groups and perturbations
@@ -350,7 +352,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         "lebed_config": {k: getattr(lcfg, k) for k in (*SETTING_KEYS.values(), "source")},
         "approximations": list(getattr(graphs, "approximations", ())),
         "pretrain_seconds": pretrain_s, "seconds_per_test_graph": score_s / max(len(errors), 1),
-        # CPU time of this process (one torch thread): the cost on a machine shared with others
+        # CPU time of this process (all its torch threads): the cost on a machine shared with others
         "cpu_seconds_per_test_graph": score_cpu / max(len(errors), 1),
     }
     for k in ESTIMATORS:

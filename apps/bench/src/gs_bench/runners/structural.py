@@ -410,11 +410,13 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     data = _split(_load(params["dataset"], settings), params, settings)
     num_classes = int(data.y.max()) + 1
     changes = {k: settings[k] for k in ("lr", "weight_decay", "max_epochs", "patience") if k in settings}
-    cfg = TrainConfig.structural_shifts(protocol, **changes)
+    # the device comes from the executor (gs-bench run --device), not the settings: not in the key
+    device = job.get("device", "auto")
+    cfg = TrainConfig.structural_shifts(protocol, **changes, device=device)
     robust = _algo_name(params["method"]) in ROBUSTNESS_METHODS
     framework = settings.get("robustness_framework", "paper")
     if robust and framework == "good":
-        preset, cfg = GOOD_PRESET, TrainConfig.good_cora(_algo_name(params["method"]))
+        preset, cfg = GOOD_PRESET, TrainConfig.good_cora(_algo_name(params["method"]), device=device)
     variant = settings.get("robustness_variant", "good")
     method = node_method(_algo_name(params["method"]), int(settings.get("ensemble_size", 5)),
                          robustness_variant=variant)

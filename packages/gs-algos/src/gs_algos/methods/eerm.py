@@ -25,7 +25,7 @@ class StructureExplorer(nn.Module):
     ``(n, n)`` learnable matrix (so the explorer is tied to one graph of ``n`` nodes).
     """
 
-    def __init__(self, num_nodes: int, num_edits: int) -> None:
+    def __init__(self, num_nodes: int, num_edits: int, device: torch.device | None = None) -> None:
         super().__init__()
         if num_edits < 1 or num_edits >= num_nodes:
             raise ValueError(
@@ -33,7 +33,7 @@ class StructureExplorer(nn.Module):
             )
         self.num_nodes = int(num_nodes)
         self.num_edits = int(num_edits)
-        self.logits = nn.Parameter(torch.zeros(num_nodes, num_nodes))
+        self.logits = nn.Parameter(torch.zeros(num_nodes, num_nodes, device=device))
 
     def weights(self) -> tuple[Tensor, Tensor, Tensor]:
         """``(e, cdf, norm)`` without gradient: ``e = exp(logits - rowmax)``, its row-wise
@@ -152,14 +152,16 @@ class GoodGraphEditor(nn.Module):
     draws use rows; we keep GOOD's expression, the REINFORCE term its editors follow).
     """
 
-    def __init__(self, num_editors: int, num_nodes: int, num_edits: int) -> None:
+    def __init__(self, num_editors: int, num_nodes: int, num_edits: int,
+                 device: torch.device | None = None) -> None:
         super().__init__()
         if num_edits < 1 or num_edits > num_nodes:
             raise ValueError(
                 f"num_edits must be in [1, num_nodes] = [1, {num_nodes}], got {num_edits}"
             )
         self.num_nodes, self.num_edits = int(num_nodes), int(num_edits)
-        self.B = nn.Parameter(torch.empty(int(num_editors), int(num_nodes), int(num_nodes)))
+        self.B = nn.Parameter(torch.empty(int(num_editors), int(num_nodes), int(num_nodes),
+                                          device=device))
         nn.init.uniform_(self.B)
 
     def sample(self, k: int) -> Tensor:
@@ -272,15 +274,18 @@ class EERM(Method):
 
     def setup_graph(self, num_nodes: int) -> None:
         """Create the explorers (``"good"``: the editors over ``num_nodes`` training nodes)
-        for a graph of ``num_nodes`` nodes."""
+        for a graph of ``num_nodes`` nodes, on the method's device (that of its ``baseline``
+        buffer, which the engine moves to the training device)."""
         self._num_nodes = int(num_nodes)
+        dev = self.baseline.device
         if self.variant == "good":
-            self.editor = GoodGraphEditor(self.num_envs, num_nodes, min(self.num_edits, num_nodes))
+            self.editor = GoodGraphEditor(self.num_envs, num_nodes, min(self.num_edits, num_nodes),
+                                          device=dev)
             params = self.editor.parameters()
             self._opt = torch.optim.Adam(params, lr=self.explorer_lr)
             return
         self.explorers = nn.ModuleList(
-            StructureExplorer(num_nodes, min(self.num_edits, num_nodes - 1))
+            StructureExplorer(num_nodes, min(self.num_edits, num_nodes - 1), device=dev)
             for _ in range(self.num_envs)
         )
         # fused: one kernel per step over the K (n, n) logit matrices (the bulk of EERM's

@@ -34,7 +34,8 @@ def _point_scorer(in_dim: int, hidden: int) -> nn.Module:
 
 def _batch_vec(data) -> Tensor:
     b = getattr(data, "batch", None)
-    return b if b is not None else torch.zeros(data.pos.size(0), dtype=torch.long)
+    return b if b is not None else torch.zeros(data.pos.size(0), dtype=torch.long,
+                                               device=data.pos.device)
 
 
 def split_by_score(scores: Tensor, batch: Tensor, ratio: float) -> Tensor:

@@ -462,19 +462,19 @@ class Mixup(Method):
         if p is not None:
             self.centre.to(device=p.device, dtype=p.dtype)
 
-    def _sample_lam(self) -> float:
-        return float(
-            torch.distributions.Beta(torch.tensor(self.alpha), torch.tensor(self.alpha)).sample()
-        )
+    def _sample_lam(self, device: torch.device | None = None) -> float:
+        """``lam ~ Beta(alpha, alpha)``, drawn on ``device`` (the batch's)."""
+        a = torch.tensor(self.alpha, device=device)
+        return float(torch.distributions.Beta(a, a).sample())
 
     def training_loss(self, model, batch, epoch):
         if self.variant == "good":
             return self._good_loss(model, batch)
         emb, out = batch.forward(model)
-        if torch.rand(()).item() >= self.prob or batch.num_labeled < 2:
+        if torch.rand((), device=emb.device).item() >= self.prob or batch.num_labeled < 2:
             loss = batch.losses(out).mean()
             return loss, {"loss": float(loss.detach()), "mixed": 0.0}
-        lam = self._sample_lam()
+        lam = self._sample_lam(emb.device)
         perm = torch.randperm(batch.num_labeled, device=emb.device)
         h = emb[batch.labeled]
         mixed = lam * h + (1 - lam) * h[perm]
@@ -492,8 +492,8 @@ class Mixup(Method):
         data = batch.data
         n = int(data.num_nodes)
         partner = torch.arange(n, device=data.x.device)
-        mix = torch.rand(()).item() < self.prob and batch.num_labeled >= 2
-        lam = self._sample_lam() if mix else 1.0
+        mix = torch.rand((), device=data.x.device).item() < self.prob and batch.num_labeled >= 2
+        lam = self._sample_lam(data.x.device) if mix else 1.0
         if mix:
             lab = batch.labeled.to(partner.device)
             partner[lab] = lab[torch.randperm(lab.numel(), device=lab.device)]

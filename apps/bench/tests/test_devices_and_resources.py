@@ -1,0 +1,154 @@
+"""``gs-bench run --device / --threads`` and the suites' ``[resources]`` (issue 18): what a
+record says about where it ran, what stays out of the job key, and how resources are read.
+
+The runs use the toy runner (``_toy_runner.py``: no data, no training), in this process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gs_bench import runners
+from gs_bench.cli import main
+from gs_bench.executors import available_cores, default_threads
+from gs_bench.suites import SuiteConfigError, job_resources, load_suite
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.fixture
+def toy(monkeypatch, tmp_path):
+    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.setitem(runners.RUNNERS, "toy", "_toy_runner")
+
+    def write(text: str = "", n=(1, 2)) -> Path:
+        path = tmp_path / "toy.toml"
+        path.write_text(f'suite = "toy"\n[grid]\nn = {list(n)}\n{text}')
+        return path
+
+    return write
+
+
+def _records(out: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((out / "results").glob("*.json"))]
+
+
+# ------------------------------------------------------------------------------ records
+def test_a_record_stores_the_device_threads_and_the_worker_that_ran_it(toy, tmp_path):
+    import socket
+
+    from gs_bench.executors import package_versions
+
+    out = tmp_path / "out"
+    assert main(["run", str(toy()), "--out", str(out), "--no-progress", "--device", "cpu",
+                 "--threads", "3"]) == 0
+    for rec in _records(out):
+        assert rec["device"] == "cpu"
+        w = rec["worker"]
+        assert w["host"] == socket.gethostname() and w["device"] == "cpu" and w["threads"] == 3
+        assert w["versions"] == package_versions()
+        assert "device" not in rec["job"] and "workdir" not in rec["job"]  # as planned, no more
+
+
+def test_default_threads_are_the_cores_divided_by_the_workers(toy, tmp_path):
+    out = tmp_path / "out"
+    assert main(["run", str(toy(n=(1, 2, 3))), "--out", str(out), "--no-progress", "--workers", "2"]) == 0
+    assert {r["worker"]["threads"] for r in _records(out)} == {max(1, available_cores() // 2)}
+    assert default_threads(1) == available_cores() and default_threads(10**6) == 1
+
+
+def test_the_device_does_not_change_the_job_keys_unless_asked(toy, tmp_path, capsys):
+    suite, out = toy(), tmp_path / "out"
+    assert main(["run", str(suite), "--out", str(out), "--no-progress", "--device", "cpu"]) == 0
+    keys = sorted(r["key"] for r in _records(out))
+    capsys.readouterr()
+    assert main(["run", str(suite), "--out", str(out), "--no-progress", "--device", "auto"]) == 0
+    assert "2 jobs, 2 already done, 0 to run" in capsys.readouterr().err
+    assert main(["run", str(suite), "--out", str(out), "--no-progress", "--device", "cpu",
+                 "--device-in-key"]) == 0
+    assert "2 jobs, 0 already done, 2 to run" in capsys.readouterr().err
+    assert len(set(r["key"] for r in _records(out)) - set(keys)) == 2
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--device", "gpu"], "--device must be one of 'auto', 'cpu', 'cuda', 'cuda:<index>', got 'gpu'"),
+    (["--threads", "0"], "--threads: must be >= 1"),
+    (["--retries", "-1"], "--retries: must be >= 0"),
+])
+def test_bad_device_threads_and_retries_are_one_line_errors(toy, tmp_path, capsys, args, message):
+    with pytest.raises(SystemExit) as exc:
+        main(["run", str(toy()), "--out", str(tmp_path / "out"), "--no-progress", *args])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_cuda_on_a_machine_without_one_stops_before_any_job(toy, tmp_path, capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    out = tmp_path / "out"
+    assert main(["run", str(toy()), "--out", str(out), "--no-progress", "--device", "cuda:1"]) == 2
+    assert "--device 'cuda:1' needs a CUDA GPU" in capsys.readouterr().err
+    assert not (out / "results").exists()
+
+
+# ------------------------------------------------------------------------------ [resources]
+def test_resources_default_and_per_axis_values_and_profiles(toy):
+    path = toy("""
+[resources]
+num_cpus = 2
+[resources.n.3]
+num_gpus = 0.5
+[profiles.ci.grid]
+n = [3, 4]
+[profiles.ci.resources]
+num_cpus = 4
+[profiles.ci.resources.n.4]
+num_cpus = 8
+""", n=(1, 2, 3))
+    demo, ci = load_suite(str(path), "demo"), load_suite(str(path), "ci")
+    assert job_resources(demo.resources, {"n": 1}) == {"num_cpus": 2.0, "num_gpus": 0.0}
+    assert job_resources(demo.resources, {"n": 3}) == {"num_cpus": 2.0, "num_gpus": 0.5}
+    assert job_resources(ci.resources, {"n": 3}) == {"num_cpus": 4.0, "num_gpus": 0.5}
+    assert job_resources(ci.resources, {"n": 4}) == {"num_cpus": 8.0, "num_gpus": 0.0}
+    assert job_resources({}, {"n": 1}) == {"num_cpus": 1.0, "num_gpus": 0.0}
+
+
+def test_the_larger_of_two_matching_overrides_wins():
+    res = {"a": {"x": {"num_cpus": 2}}, "b": {"y": {"num_cpus": 4, "num_gpus": 1}}}
+    assert job_resources(res, {"a": "x", "b": "y"}) == {"num_cpus": 4.0, "num_gpus": 1.0}
+    assert job_resources(res, {"b": "y", "a": "x"}) == {"num_cpus": 4.0, "num_gpus": 1.0}
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[resources]\nnum_gpu = 1\n", "resources.num_gpu: unknown key; did you mean 'num_gpus'?"),
+    ("[resources]\nnum_cpus = 0\n", "resources.num_cpus: expected a number > 0"),
+    ("[resources]\nnum_gpus = -1\n", "resources.num_gpus: expected a number >= 0"),
+    ("[resources]\nnum_cpus = \"2\"\n", "resources.num_cpus: expected a number > 0"),
+    ("[resources.n.7]\nnum_cpus = 2\n", "resources.n.7: '7' is not a value of grid axis 'n'"),
+    ("[resources.n.1]\nthreads = 2\n", "resources.n.1.threads: unknown key"),
+    ("[resources]\nn = 3\n", "resources.n: expected a table of axis values"),
+    ("[profiles.ci.resources]\nnum_gpus = true\n", "profiles.ci.resources.num_gpus: expected a number >= 0"),
+])
+def test_bad_resources_name_the_key_and_what_is_accepted(toy, text, message):
+    with pytest.raises(SuiteConfigError, match=None) as err:
+        load_suite(str(toy(text)), "ci")
+    assert message in str(err.value)
+
+
+def test_the_resources_stay_out_of_the_job_keys(toy, tmp_path):
+    from gs_bench.run import plan_jobs
+
+    a = load_suite(str(toy("[resources]\nnum_cpus = 1\n")), "demo")
+    b = load_suite(str(toy("[resources]\nnum_cpus = 8\nnum_gpus = 1\n")), "demo")
+    assert [j["key"] for j in plan_jobs(a)[0]] == [j["key"] for j in plan_jobs(b)[0]]
+
+
+def test_shipped_suites_load_with_their_resources():
+    for suite in ("structural-shifts", "edgewise", "lebed", "gess"):
+        for profile in ("demo", "ci", "full"):
+            cfg = load_suite(suite, profile)
+            assert job_resources(cfg.resources, {})["num_cpus"] >= 1
