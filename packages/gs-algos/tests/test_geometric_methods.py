@@ -177,3 +177,34 @@ def test_dir_weight_schedule_and_loss_match_the_gess_code():
     env = torch.stack(env)
     ref = env.mean() + torch.var(env * 6)
     assert dir_loss_of(out_c, out_s, y, "binary") == pytest.approx(float(ref), rel=1e-6)
+
+
+# ------------------------------------------------- GeSS's DANN (binary domain head)
+def test_gess_reversal_coefficient_is_the_warm_start_schedule():
+    from gs_algos.methods.robust import gess_reversal_coefficient
+
+    assert gess_reversal_coefficient(0) == 0.0
+    # 2 / (1 + e^-1) - 1 at max_iters (GeSS's alpha = 1): 0.4621
+    assert gess_reversal_coefficient(1000) == pytest.approx(2 / (1 + 2.718281828459045 ** -1) - 1)
+    assert gess_reversal_coefficient(10**6) == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("source_domains", [False, True])
+def test_gess_dann_binary_and_subgroup_heads(tiny_pointnet, synthetic_clouds, source_domains):
+    from gs_algos.methods import DANN
+
+    parts = _parts(synthetic_clouds, n=16)
+    target = synthetic_clouds(16, seed=5, shift=1.0)
+    meth = DANN(domain_weight=0.5, variant="gess", source_domains=source_domains)
+    fit_graph(tiny_pointnet(), parts, meth, _cfg(max_epochs=2, batch_size=8, iterations_per_epoch=3),
+              target=target)
+    head_out = meth.domain_classifier[-1].out_features
+    # binary: one logit, source vs target (GeSS); subgroups: 2 source domains + the target
+    assert head_out == (3 if source_domains else 1)
+    # one warm-start step per training step (2 epochs x 3 iterations); the buffer is part of
+    # the method's state, restored with the selected epoch's weights (3 after epoch 0)
+    assert int(meth.steps) in (3, 6)
+    assert meth.reverse.coeff == pytest.approx(  # the coefficient of the last step (step 5)
+        __import__("gs_algos.methods.robust", fromlist=["x"]).gess_reversal_coefficient(5))
+    with pytest.raises(ValueError, match="needs unlabeled target items"):
+        fit_graph(tiny_pointnet(), parts, DANN(variant="gess", source_domains=False), _cfg(max_epochs=1))
