@@ -208,3 +208,36 @@ def test_gess_dann_binary_and_subgroup_heads(tiny_pointnet, synthetic_clouds, so
         __import__("gs_algos.methods.robust", fromlist=["x"]).gess_reversal_coefficient(5))
     with pytest.raises(ValueError, match="needs unlabeled target items"):
         fit_graph(tiny_pointnet(), parts, DANN(variant="gess", source_domains=False), _cfg(max_epochs=1))
+
+
+def test_gess_vrex_and_groupdro_formulas():
+    """GeSS's VREx: mean item loss + coeff * unbiased var of domain risks; GeSS's GroupDRO:
+    per-batch softmax(coeff * risk) weights (a worked example with known risks)."""
+    from gs_algos.batch import Batch
+    from gs_algos.methods import GroupDRO, VREx
+
+    class Fixed(torch.nn.Module):  # outputs = given logits, whatever the input
+        def __init__(self, out):
+            super().__init__()
+            self.out = out
+
+        def forward(self, x, pos, batch):
+            return self.out, self.out
+
+    out = torch.tensor([[0.0], [0.0], [2.0], [-1.0]])
+    y = torch.tensor([1.0, 0.0, 1.0, 1.0])
+    dom = torch.tensor([0, 0, 1, 1])
+    b = Batch(level="graph", task="binary", data=type("D", (), {"x": None, "pos": torch.zeros(4, 3),
+              "batch": torch.arange(4)})(), labeled=torch.arange(4), y=y, domain=dom)
+    li = torch.nn.functional.binary_cross_entropy_with_logits(out.view(-1), y, reduction="none")
+    r = torch.stack([li[:2].mean(), li[2:].mean()])
+    v = VREx(penalty_weight=0.5, variant="gess")
+    loss, _ = v.training_loss(Fixed(out), b, 0)
+    assert float(loss) == pytest.approx(float(li.mean() + 0.5 * torch.var(r)))
+    g = GroupDRO(step_size=2.0, variant="gess")
+    g.setup(__import__("gs_algos.batch", fromlist=["TaskSpec"]).TaskSpec(
+        level="graph", task="binary", num_outputs=1, embedding_dim=1, num_domains=2))
+    loss, _ = g.training_loss(Fixed(out), b, 0)
+    w = torch.softmax(2.0 * r, 0)
+    assert float(loss) == pytest.approx(float((w * r).sum()))
+    assert float(g.q.sum()) == pytest.approx(1.0)  # the online weights are left untouched

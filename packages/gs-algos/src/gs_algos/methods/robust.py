@@ -84,21 +84,33 @@ class IRM(Method):
 
 class VREx(Method):
     """V-REx (Krueger et al. 2021, eq. 8): mean of the per-domain risks plus
-    ``penalty_weight`` x their variance."""
+    ``penalty_weight`` x their variance.
+
+    ``variant="gess"`` (GeSS ``GESS/algorithms/baselines/VREx.py``): the mean loss over the
+    items of the batch (not over domains) plus ``penalty_weight`` x the *unbiased* variance
+    of the per-domain risks (``torch.var``; 0 with a single domain in the batch)."""
 
     name = "vrex"
     requires_domains = True
 
-    def __init__(self, penalty_weight: float = 1.0) -> None:
+    def __init__(self, penalty_weight: float = 1.0, variant: str = "ours-v1") -> None:
         super().__init__()
         if penalty_weight < 0:
             raise ValueError(f"penalty_weight must be >= 0, got {penalty_weight!r}")
+        if variant not in ("ours-v1", "gess"):
+            raise ValueError(f"variant must be 'ours-v1' or 'gess', got {variant!r}")
         self.penalty_weight = float(penalty_weight)
+        self.variant = variant
 
     def training_loss(self, model, batch, epoch):
         dom = _need_domain(batch, self.name)
         _, out = batch.forward(model)
-        risks, _ = group_risks(batch.losses(out), dom)
+        losses = batch.losses(out)
+        risks, _ = group_risks(losses, dom)
+        if self.variant == "gess":
+            var = risks.var() if risks.numel() > 1 else risks.sum() * 0
+            loss = losses.mean() + self.penalty_weight * var
+            return loss, {"loss": float(losses.mean().detach()), "variance": float(var.detach())}
         var = risks.var(unbiased=False) if risks.numel() > 1 else risks.sum() * 0
         loss = risks.mean() + self.penalty_weight * var
         return loss, {"loss": float(risks.mean().detach()), "variance": float(var.detach())}
@@ -107,16 +119,24 @@ class VREx(Method):
 class GroupDRO(Method):
     """Group DRO with the online exponentiated-gradient weights of Sagawa et al. (2020,
     algorithm 1): ``q_g <- q_g * exp(step_size * risk_g)``, renormalised, and the
-    optimised loss is ``sum_g q_g risk_g``. ``step_size`` is the exponent (GeSS table 7)."""
+    optimised loss is ``sum_g q_g risk_g``. ``step_size`` is the exponent (GeSS table 7).
+
+    ``variant="gess"`` (GeSS ``GESS/algorithms/baselines/groupdro.py``): the weights are not
+    carried from step to step; every batch uses ``q = softmax(step_size * risk)`` over the
+    domains present in it (``exp_coeff``). The paper cites Sagawa et al.'s online algorithm;
+    its code is this per-batch weighting."""
 
     name = "groupdro"
     requires_domains = True
 
-    def __init__(self, step_size: float = 0.01) -> None:
+    def __init__(self, step_size: float = 0.01, variant: str = "ours-v1") -> None:
         super().__init__()
         if step_size < 0:
             raise ValueError(f"step_size must be >= 0, got {step_size!r}")
+        if variant not in ("ours-v1", "gess"):
+            raise ValueError(f"variant must be 'ours-v1' or 'gess', got {variant!r}")
         self.step_size = float(step_size)
+        self.variant = variant
         self.register_buffer("q", torch.ones(0))
 
     def build(self, spec: TaskSpec) -> None:
@@ -127,6 +147,10 @@ class GroupDRO(Method):
         dom = _need_domain(batch, self.name)
         _, out = batch.forward(model)
         risks, ids = group_risks(batch.losses(out), dom)
+        if self.variant == "gess":
+            w = torch.softmax(self.step_size * risks.detach(), 0)
+            loss = (w * risks).sum()
+            return loss, {"loss": float(risks.mean().detach()), "max_q": float(w.max())}
         if int(ids.max()) >= self.q.numel():
             raise ValueError(
                 f"domain id {int(ids.max())} out of range for {self.q.numel()} domains"

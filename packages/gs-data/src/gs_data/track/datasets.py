@@ -336,6 +336,28 @@ class TrackPileupSizes:
         return cls(120, 120, 60, 20, 20, 60)
 
 
+def pileup_requests(
+    target_pileup: int, sizes: TrackPileupSizes, source_pileup: int = 10
+) -> list[tuple[str, int, int]]:
+    """The samples ``(process, pileup, n_events)`` :func:`build_track_pileup` reads."""
+    n = sizes.n_target_pairs
+    return [
+        ("bkg", source_pileup, sizes.n_source_bkg),
+        ("zmumu", source_pileup, sizes.n_source_sig),
+        ("bkg", target_pileup, n),
+        ("zmumu", target_pileup, n),
+    ]
+
+
+def signal_requests(target: str, sizes: TrackSignalSizes, pileup: int = 10) -> list[tuple[str, int, int]]:
+    """The samples ``(process, pileup, n_events)`` :func:`build_track_signal` reads."""
+    return (
+        [("bkg", pileup, sizes.n_bkg + sizes.n_bkg_pool)]
+        + [(p, pileup, sizes.n_source_per_signal) for p in SOURCE_SIGNALS]
+        + [(target, pileup, sizes.n_target)]
+    )
+
+
 def build_track_pileup(
     target_pileup: int = 50,
     sizes: TrackPileupSizes | str = "demo",
@@ -378,14 +400,7 @@ def build_track_pileup(
     if target_pileup == source_pileup:
         raise ValueError(f"target_pileup must differ from source_pileup ({source_pileup})")
     npairs = sizes.n_target_pairs
-    keys = b.fetch(
-        [
-            ("bkg", source_pileup, sizes.n_source_bkg),
-            ("zmumu", source_pileup, sizes.n_source_sig),
-            ("bkg", target_pileup, npairs),
-            ("zmumu", target_pileup, npairs),
-        ]
-    )
+    keys = b.fetch(pileup_requests(target_pileup, sizes, source_pileup))
     nv, nt = sizes.n_ood_val_pairs, sizes.n_ood_test_pairs
     # per class (GeSS splits and bins each class separately): source events and the target
     # events of ood_val/ood_test go through gs_splits.scientific_split (No-Info level)
@@ -480,11 +495,7 @@ def build_track_signal(
     splits: dict[str, list[np.ndarray]] = {k: [] for k in SPLIT_NAMES}
 
     # background: the first n_bkg events are split, the next n_bkg_pool are the pool
-    keys = b.fetch(
-        [("bkg", pileup, sizes.n_bkg + sizes.n_bkg_pool)]
-        + [(p, pileup, sizes.n_source_per_signal) for p in SOURCE_SIGNALS]
-        + [(target, pileup, sizes.n_target)]
-    )
+    keys = b.fetch(signal_requests(target, sizes, pileup))
     key = keys[0]
     names = ("train", "iid_val", "iid_test", "ood_val", "ood_test")
     for name, part in zip(names, _random_parts(sizes.n_bkg, sizes.bkg_fractions, rng), strict=True):
