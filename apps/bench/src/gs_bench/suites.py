@@ -14,6 +14,10 @@ A suite file (see ``gs_bench/suites/*.toml`` for the shipped ones) has::
     [settings]                            # fixed values passed to every job (paper defaults)
     model = "structural-shifts-base"
 
+    [[exclude]]                           # grid points dropped from every profile (as a
+    dataset = "cora-ml"                   # CI matrix `exclude`): each table names axes and
+    method = ["se", "de"]                 # the value(s) that together make a point excluded
+
     [profiles.demo]                       # a profile overrides seeds, grid axes and settings
     seeds = 1
     [profiles.demo.grid]
@@ -49,6 +53,7 @@ __all__ = [
     "SuiteConfig",
     "Job",
     "SuiteConfigError",
+    "DataMissingError",
     "available_suites",
     "load_suite",
     "expand_jobs",
@@ -68,6 +73,11 @@ class SuiteConfigError(ValueError):
     """A suite file or a command-line override that cannot be run; the message says what to fix."""
 
 
+class DataMissingError(SuiteConfigError):
+    """The suite is well formed but this machine lacks a dataset's files (or the optional
+    package that makes them); the message names the path to place them at."""
+
+
 @dataclass(frozen=True)
 class SuiteConfig:
     """A suite resolved for one profile."""
@@ -80,6 +90,12 @@ class SuiteConfig:
     settings: dict[str, Any]
     source: str
     paper: str = ""
+    exclude: tuple[dict[str, tuple[Any, ...]], ...] = ()
+
+    def excluded(self, params: dict[str, Any]) -> bool:
+        """Whether the grid point ``params`` matches one of the ``[[exclude]]`` rules."""
+        return any(all(params.get(axis) in values for axis, values in rule.items())
+                   for rule in self.exclude)
 
     def with_overrides(
         self,
@@ -108,6 +124,7 @@ class SuiteConfig:
             settings={**self.settings, **(settings or {})},
             source=self.source,
             paper=self.paper,
+            exclude=self.exclude,
         )
 
 
@@ -191,6 +208,7 @@ class SuiteFile:
     grid: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
     profiles: dict = field(default_factory=dict)
+    exclude: list = field(default_factory=list)
 
 
 def runner_schema(suite: str) -> tuple[type, type]:
@@ -324,6 +342,31 @@ def _check_grid(grid: Any, schema: type, path: str, *, profile: bool) -> dict[st
     return dict(grid)
 
 
+def _check_exclude(rules: Any, axes: set[str], path: str) -> tuple[dict[str, tuple[Any, ...]], ...]:
+    """``[[exclude]]`` tables: each maps grid axes to a value or a list of values."""
+    if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
+        raise SuiteConfigError(f"{path}: exclude must be tables [[exclude]] of axis = value(s), "
+                               f"got {_value_repr(rules)}")
+    out = []
+    for k, rule in enumerate(rules):
+        if not rule:
+            raise SuiteConfigError(f"{path}[{k}]: an exclude table needs at least one axis")
+        norm = {}
+        for axis, values in rule.items():
+            if axis not in axes:
+                raise SuiteConfigError(
+                    f"{path}[{k}].{axis}: unknown grid axis{_did_you_mean(axis, axes)} "
+                    f"(axes of this suite: {', '.join(sorted(axes))})"
+                )
+            vals = values if isinstance(values, list) else [values]
+            if not vals or any(isinstance(v, (list, dict)) for v in vals):
+                raise SuiteConfigError(f"{path}[{k}].{axis}: expected a value or a non-empty list "
+                                       f"of values, got {_value_repr(values)}")
+            norm[axis] = tuple(vals)
+        out.append(norm)
+    return tuple(out)
+
+
 def _seeds(value: Any, path: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise SuiteConfigError(f"{path}: seeds must be a positive integer, got {_value_repr(value)}")
@@ -359,7 +402,7 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
     if profile not in PROFILES:
         raise SuiteConfigError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     grid_schema, settings_schema = runner_schema(raw["suite"])
-    top = {k: v for k, v in raw.items() if k not in ("grid", "settings", "profiles")}
+    top = {k: v for k, v in raw.items() if k not in ("grid", "settings", "profiles", "exclude")}
     try:
         check_table(top, SuiteFile, "", partial=True)
     except SuiteConfigError as exc:
@@ -395,6 +438,8 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
         raise SuiteConfigError(
             f"{source}: the {raw['suite']} suite needs grid axis/axes {', '.join(missing)} in [grid]"
         )
+    exclude = _check_exclude(raw.get("exclude", []),
+                             {f.name for f in dataclasses.fields(grid_schema)}, f"{source}: exclude")
     seeds_value, description = seeds, raw.get("description", "")
     if profile in profiles:
         prof = profiles[profile]
@@ -416,6 +461,7 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
         settings=settings,
         source=source,
         paper=raw.get("paper", ""),
+        exclude=exclude,
     )
 
 
@@ -431,7 +477,8 @@ def expand_jobs(
     versions: dict[str, str] | None = None,
     fingerprints: dict[str, str] | None = None,
 ) -> list[Job]:
-    """The cartesian product of the grid axes times the seeds, each job with its key.
+    """The cartesian product of the grid axes times the seeds, each job with its key; grid
+    points matching an ``[[exclude]]`` rule are left out (their keys are not affected).
 
     ``fingerprints`` maps a dataset name to a fingerprint of its content; ``versions`` maps
     distribution names to versions. Both enter the key.
@@ -440,6 +487,8 @@ def expand_jobs(
     jobs: list[Job] = []
     for values in itertools.product(*(config.grid[a] for a in axes)):
         params = dict(zip(axes, values, strict=False))
+        if config.excluded(params):
+            continue
         for seed in range(config.seeds):
             payload = {
                 "suite": config.suite,
