@@ -335,6 +335,12 @@ class TrackPileupSizes:
         """A small version for demos: 120 + 120 PU10 source events, 60 target pairs."""
         return cls(120, 120, 60, 20, 20, 60)
 
+    @classmethod
+    def ci(cls, target_pileup: int = 50) -> TrackPileupSizes:
+        """Ours, for a CI-sized benchmark run: 600 + 600 PU10 source events and 400 target
+        pairs (100 + 100 for ood_val / ood_test, so a Par-Label pool of 400 events)."""
+        return cls(600, 600, 400, 100, 100, 400)
+
 
 def pileup_requests(
     target_pileup: int, sizes: TrackPileupSizes, source_pileup: int = 10
@@ -376,7 +382,7 @@ def build_track_pileup(
     target_pileup
         Target pileup level (GeSS: 50 or 90).
     sizes
-        ``"demo"`` (default, a few minutes on 2 cores), ``"paper"`` (GeSS table 4) or a
+        ``"demo"`` (default, a few minutes on 2 cores), ``"ci"`` (ours), ``"paper"`` (GeSS table 4) or a
         :class:`TrackPileupSizes`.
     source_pileup
         Source pileup level (GeSS: 10).
@@ -388,8 +394,8 @@ def build_track_pileup(
         ``callback(done, total)`` after every simulated event (all samples together).
     """
     if isinstance(sizes, str):
-        if sizes not in ("demo", "paper"):
-            raise ValueError(f"sizes must be 'demo', 'paper' or a TrackPileupSizes, got {sizes!r}")
+        if sizes not in ("demo", "ci", "paper"):
+            raise ValueError(f"sizes must be 'demo', 'ci', 'paper' or a TrackPileupSizes, got {sizes!r}")
         sizes = getattr(TrackPileupSizes, sizes)(target_pileup)
     if not isinstance(sizes, TrackPileupSizes):
         raise TypeError(f"sizes must be a TrackPileupSizes, got {type(sizes).__name__}")
@@ -456,6 +462,12 @@ class TrackSignalSizes:
         80 target-signal events."""
         return cls(150, 40, 30, 80)
 
+    @classmethod
+    def ci(cls) -> TrackSignalSizes:
+        """Ours, for a CI-sized benchmark run: 600 (+400 pool) background events, 120 per
+        source signal and 800 target-signal events."""
+        return cls(600, 400, 120, 800)
+
 
 def build_track_signal(
     target: str = "tau3mu",
@@ -477,7 +489,7 @@ def build_track_signal(
     target
         ``"tau3mu"``, ``"zp20"`` or ``"zp10"``.
     sizes
-        ``"demo"`` (default), ``"paper"`` or a :class:`TrackSignalSizes`.
+        ``"demo"`` (default), ``"ci"`` (ours), ``"paper"`` or a :class:`TrackSignalSizes`.
     pileup, seed, cache_dir, n_workers, config, callback
         As in :func:`build_track_pileup`.
     """
@@ -485,8 +497,8 @@ def build_track_signal(
     if target not in TARGET_SIGNALS:
         raise ValueError(f"target must be one of {TARGET_SIGNALS}, got {target!r}")
     if isinstance(sizes, str):
-        if sizes not in ("demo", "paper"):
-            raise ValueError(f"sizes must be 'demo', 'paper' or a TrackSignalSizes, got {sizes!r}")
+        if sizes not in ("demo", "ci", "paper"):
+            raise ValueError(f"sizes must be 'demo', 'ci', 'paper' or a TrackSignalSizes, got {sizes!r}")
         sizes = getattr(TrackSignalSizes, sizes)()
     if not isinstance(sizes, TrackSignalSizes):
         raise TypeError(f"sizes must be a TrackSignalSizes, got {type(sizes).__name__}")
