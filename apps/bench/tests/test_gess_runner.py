@@ -218,6 +218,8 @@ def test_shipped_suites_have_no_job_that_fails_by_construction(suite, profile, t
 def test_gess_full_profile_is_the_paper_grid_and_only_lacks_data(tmp_path, monkeypatch):
     monkeypatch.setenv("GS_DATA_ROOT", str(tmp_path / "empty"))
     monkeypatch.setenv("GS_CACHE_DIR", str(tmp_path / "empty-cache"))
+    # as on a machine without PYTHIA 8 + ACTS (with them, Track events can be simulated)
+    monkeypatch.setattr("gs_data.track._deps.simulation_available", lambda: False)
     pre = _preflight("gess", "full")
     # 10 shift cases x 3 backbones x 11 algorithms x 3 seeds, less the fidelity exclusions
     # (2 QMOF cases x {dir, lri, mixup} x 3 backbones x 3 seeds)
@@ -324,3 +326,53 @@ def test_track_data_problem_goes_away_when_the_cache_holds_the_events(track_cach
     monkeypatch.setattr("gs_data.track._deps.simulation_available", lambda: False)
     why = gess.data_problem("track-pileup-pu90", settings)  # PU90 was never cached
     assert why is not None and "bkg@PU90 (0/14 cached)" in why and 'gs-data[track]' in why
+
+
+# ------------------------------------------------------- shared ERM pre-training of TL
+def test_tl_rows_share_one_erm_pretraining_with_the_same_results(kinds, tmp_path):
+    name, settings, _ = kinds["molecular-fidelity"]
+    keys = ("id_sel_test_id", "id_sel_test_ood", "ood_sel_test_id", "ood_sel_test_ood")
+    first = gess.run_job({**_job(name, "tl-5", settings), "workdir": str(tmp_path)})
+    second = gess.run_job({**_job(name, "tl-10", settings), "workdir": str(tmp_path)})
+    assert (first["pretrain_cached"], second["pretrain_cached"]) == (False, True)
+    assert len(list((tmp_path / "members").glob("*.pt"))) == 1
+    assert second["pretrain_epoch"] == first["pretrain_epoch"]
+    fresh = gess.run_job(_job(name, "tl-10", settings))  # no results folder: no cache
+    assert fresh["pretrain_cached"] is False
+    assert [second[k] for k in keys] == [fresh[k] for k in keys]  # loading = training again
+    other_seed = gess.run_job({**_job(name, "tl-5", settings, seed=1), "workdir": str(tmp_path)})
+    assert other_seed["pretrain_cached"] is False
+    off = gess.run_job({**_job(name, "tl-5", {**settings, "share_pretraining": False}),
+                        "workdir": str(tmp_path)})
+    assert off["pretrain_cached"] is False
+    assert len(list((tmp_path / "members").glob("*.pt"))) == 2
+
+
+def test_order_jobs_puts_tl_rows_last_smallest_n_first():
+    jobs = [_job("molecular-fidelity", a, {}) for a in ("tl-100", "erm", "tl-20", "dann", "tl-100")]
+    jobs[-1]["params"]["dataset"] = "moleculeace-size"
+    order = [(j["params"]["algorithm"], j["params"]["dataset"]) for j in gess.order_jobs(jobs)]
+    assert order == [("erm", "molecular-fidelity"), ("dann", "molecular-fidelity"),
+                     ("tl-20", "molecular-fidelity"), ("tl-100", "molecular-fidelity"),
+                     ("tl-100", "moleculeace-size")]
+
+
+# --------------------------------------------------------- task and metric from gs-data
+def test_runner_reads_task_and_metric_from_the_gs_data_registry(tmp_path, monkeypatch):
+    import dataclasses
+
+    from gs_bench.preflight import check_suite
+    from gs_bench.suites import load_suite
+    from gs_data.geometric import GEOMETRIC_DATASETS
+
+    assert gess.DATASETS is GEOMETRIC_DATASETS
+    assert set(load_grid("gess", "full")["dataset"]) <= set(GEOMETRIC_DATASETS)
+    # a registry entry turned into a regression case makes DIR inapplicable on it
+    spec = GEOMETRIC_DATASETS["moleculeace-size"]
+    monkeypatch.setitem(GEOMETRIC_DATASETS, "moleculeace-size",
+                        dataclasses.replace(spec, task="regression", metric="mae"))
+    cfg = load_suite("gess", "demo").with_overrides(
+        axes={"dataset": ["moleculeace-size"], "backbone": ["egnn"], "algorithm": ["erm", "dir"]})
+    pre = check_suite(cfg)
+    assert [p.where for p in pre.construction] == ["dataset=moleculeace-size, algorithm=dir"]
+    assert gess.train_config("moleculeace-size", "erm", {}, 0).metric == "mae"

@@ -8,7 +8,8 @@ TL-100 / TL-500 / TL-1000 are three algorithms, three report rows). Every epoch 
 iid_val, iid_test, ood_val and ood_test; two selection tracks are kept (best on ID
 validation and best on OOD validation, appendix E) and both are reported.
 
-Datasets (one per GeSS shift case, table 2; all built by gs-data):
+Datasets (one per GeSS shift case, table 2; all built by gs-data, whose geometric registry
+:data:`gs_data.geometric.GEOMETRIC_DATASETS` states each one's task, metric and shift):
 
 * ``track-pileup-pu50`` / ``-pu90``, ``track-signal-tau3mu`` / ``-zp20`` / ``-zp10``: Track,
   simulated with PYTHIA 8 + ACTS (``gs-data[track]``) or read from the event cache; binary,
@@ -56,49 +57,17 @@ log = logging.getLogger(__name__)
 AXIS_ALIASES = {"method": "algorithm"}
 
 
-@dataclass(frozen=True)
-class GessCase:
-    """One GeSS shift case (table 2) as a dataset of the suite."""
+def _registry() -> dict[str, Any]:
+    """GeSS's shift cases and their stand-ins from gs-data's geometric registry
+    (:data:`gs_data.geometric.GEOMETRIC_DATASETS`): task, metric, shift, kNN ``k`` and the
+    GeSS config folder of every dataset of this suite are read there, not declared here."""
+    from gs_data.geometric import GEOMETRIC_DATASETS
 
-    kind: str  # track | qmof | molecular-fidelity | drugood3d | moleculeace
-    shift: str  # pileup | signal | fidelity | assay | scaffold | size
-    case: str  # pu50, tau3mu, hse06, assay, ...
-    task: str  # binary | regression
-    metric: str  # accuracy | mae | auroc
-    k: int  # kNN neighbours (GeSS configs ``backbone.kr``: Track 5, QMOF 10, DrugOOD-3D 3)
-    hparams_case: str  # key of GESS_HPARAMS (the GeSS config folder)
-    stand_in: bool = False
+    return GEOMETRIC_DATASETS
 
 
-def _track(shift: str, case: str, key: str) -> GessCase:
-    return GessCase("track", shift, case, "binary", "accuracy", 5, key)
-
-
-DATASETS: dict[str, GessCase] = {
-    "track-pileup-pu50": _track("pileup", "pu50", "Track/pileup/PU50"),
-    "track-pileup-pu90": _track("pileup", "pu90", "Track/pileup/PU90"),
-    "track-signal-tau3mu": _track("signal", "tau3mu", "Track/signal/tau"),
-    "track-signal-zp20": _track("signal", "zp20", "Track/signal/zp_20"),
-    "track-signal-zp10": _track("signal", "zp10", "Track/signal/zp_10"),
-    **{
-        f"qmof-{t}": GessCase("qmof", "fidelity", t, "regression", "mae", 10, f"QMOF/fidelity/{t}")
-        for t in ("hse06", "hse06_10hf")
-    },
-    "molecular-fidelity": GessCase("molecular-fidelity", "fidelity", "hse06", "regression", "mae",
-                                   10, "QMOF/fidelity/hse06", stand_in=True),
-    "molecular-fidelity-hse06_10hf": GessCase("molecular-fidelity", "fidelity", "hse06_10hf",
-                                              "regression", "mae", 10, "QMOF/fidelity/hse06_10hf",
-                                              stand_in=True),
-    **{
-        f"drugood3d-{s}": GessCase("drugood3d", s, s, "binary", "auroc", 3, f"DrugOOD_3D/{s}")
-        for s in ("assay", "scaffold", "size")
-    },
-    **{
-        f"moleculeace-{s}": GessCase("moleculeace", s, s, "binary", "auroc", 3, f"DrugOOD_3D/{s}",
-                                     stand_in=True)
-        for s in ("assay", "scaffold", "size")
-    },
-}
+#: The datasets of this suite: gs-data's geometric registry (name -> GeometricSpec).
+DATASETS = _registry()
 BACKBONES = {"egnn": "gess-egnn", "dgcnn": "gess-dgcnn", "pointtransformer": "gess-pointtransformer"}
 #: Algorithms in the order of GeSS table 3 (``irm`` is ours, not among GeSS's 11); ``tl-<N>``
 #: is Par-Label fine-tuning with N labelled OOD samples (GeSS: 100, 500, 1000).
@@ -161,17 +130,17 @@ TRACK_SIZES: dict[str, dict[str, Any]] = {}
 
 
 def _track_sizes(name: str, shift: str, target_pileup: int = 50):
+    """Track sizes by name: gs-data's ``demo`` / ``ci`` / ``paper`` (GeSS table 4) or one of
+    :data:`TRACK_SIZES`."""
     from gs_data.track import TrackPileupSizes, TrackSignalSizes
 
     if name in TRACK_SIZES:
         return TRACK_SIZES[name][shift]
-    if name == "ci":
-        return (TrackPileupSizes(600, 600, 400, 100, 100, 400) if shift == "pileup"
-                else TrackSignalSizes(600, 400, 120, 800))
-    if name not in ("demo", "paper"):
+    if name not in ("demo", "ci", "paper"):
         raise SuiteConfigError(f"track_sizes must be 'demo', 'ci' or 'paper', got {name!r}")
-    cls = TrackPileupSizes if shift == "pileup" else TrackSignalSizes
-    return getattr(cls, name)(target_pileup) if shift == "pileup" else getattr(cls, name)()
+    if shift == "pileup":
+        return getattr(TrackPileupSizes, name)(target_pileup)
+    return getattr(TrackSignalSizes, name)()
 
 
 @dataclass(frozen=True)
@@ -196,7 +165,8 @@ class Settings:
     domain per source subgroup plus the target; ours). ``hparams``: per-algorithm keyword
     arguments of the gs-algos method, over GeSS's tuned values. ``par_label_pool``: labelled
     OOD pool of DrugOOD-3D / MoleculeACE (GeSS: 1000 from each of ood_val and ood_test =
-    2000; the fidelity and Track pools follow GeSS table 4)."""
+    2000; the fidelity and Track pools follow GeSS table 4). ``share_pretraining``: the TL
+    rows of a grid point share one ERM pre-training in ``<results>/members`` (default on)."""
 
     max_epochs: int | None = None
     batch_size: int | None = None
@@ -214,6 +184,7 @@ class Settings:
     track_cache_dir: str | None = None
     track_seed: int = 0
     track_workers: int = 1
+    share_pretraining: bool = True
 
     def __post_init__(self) -> None:
         check_positive(self, "max_epochs", "batch_size", "iterations_per_epoch",
@@ -268,7 +239,7 @@ def method_params(name: str, algorithm: str, settings: dict[str, Any]) -> tuple[
         base.update(source_domains=settings.get("domain_head", "binary") == "subgroups")
     elif algorithm in ("vrex", "groupdro"):
         base.update(variant="gess")
-    tuned = dict(GESS_HPARAMS.get(case.hparams_case, {}).get(algorithm, {}))
+    tuned = dict(GESS_HPARAMS.get(case.gess_config, {}).get(algorithm, {}))
     source = "gess" if tuned or algorithm in ("erm",) or tl_size(algorithm) is not None else "ours"
     base.update(tuned)
     override = (settings.get("hparams") or {}).get(algorithm)
@@ -315,41 +286,32 @@ def validate(config: SuiteConfig) -> dict[str, str]:
     for a in config.grid["algorithm"]:
         _check_algorithm(a)
     _check_hparams(config.settings.get("hparams"))
+    return {d: _fingerprint(d, config.settings) for d in config.grid["dataset"]}
+
+
+def _fingerprint(name: str, s: dict[str, Any]) -> str:
+    """What identifies the data of dataset ``name`` under settings ``s``: gs-data's version,
+    the Track sizes and seed, the MoleculeACE targets, the data file's name and size."""
     from gs_data.__about__ import __version__
 
-    s = config.settings
-    out = {}
-    for d in config.grid["dataset"]:
-        case = DATASETS[d]
-        extra = ""
-        if case.kind == "track":
-            extra = f" track {s.get('track_sizes', 'demo')} seed {s.get('track_seed', 0)}"
-        elif case.kind == "moleculeace" and s.get("targets"):
-            extra = " targets " + ",".join(s["targets"])
-        path = _data_file(d, s)
-        if path is not None and path.is_file():
-            extra += f" {path.name}:{path.stat().st_size}"
-        out[d] = f"gs-data {__version__}{extra}"
-    return out
+    case = DATASETS[name]
+    extra = ""
+    if case.family == "track":
+        extra = f" track {s.get('track_sizes', 'demo')} seed {s.get('track_seed', 0)}"
+    elif case.family == "moleculeace" and s.get("targets"):
+        extra = " targets " + ",".join(s["targets"])
+    path = _data_file(name, s)
+    if path is not None and path.is_file():
+        extra += f" {path.name}:{path.stat().st_size}"
+    return f"gs-data {__version__}{extra}"
 
 
 def _data_file(name: str, settings: dict[str, Any]) -> Path | None:
+    from gs_data.geometric import _data_file as data_file
+
     case = DATASETS[name]
-    if case.kind == "qmof":
-        from gs_data.materials import QMOF_CSV
-
-        return Path(settings.get("qmof_root") or _default_root("qmof")) / QMOF_CSV
-    if case.kind == "drugood3d":
-        from gs_data.molecules.drugood import drugood_file_name
-
-        return Path(settings.get("drugood_root") or _default_root("drugood")) / drugood_file_name(case.shift)
-    return None
-
-
-def _default_root(sub: str) -> Path:
-    import gs_data
-
-    return gs_data.data_root() / sub
+    root = settings.get("qmof_root") if case.family == "qmof" else settings.get("drugood_root")
+    return data_file(case, root)
 
 
 def _track_requests(name: str, settings: dict[str, Any]) -> list[tuple[str, int, int]]:
@@ -365,33 +327,23 @@ def _track_requests(name: str, settings: dict[str, Any]) -> list[tuple[str, int,
 def data_problem(name: str, settings: dict[str, Any]) -> str | None:
     """Why dataset ``name`` cannot be loaded on this machine (``None``: it can)."""
     case = DATASETS[name]
-    if case.kind == "molecular-fidelity":
+    if case.family == "molecular-fidelity":
         return None  # shipped with gs-data
-    if case.kind in ("qmof", "drugood3d"):
-        path = _data_file(name, settings)
-        if path is not None and not path.is_file():
-            key = "qmof_root" if case.kind == "qmof" else "drugood_root"
-            what = ("QMOF's qmof.csv and relaxed_structures/ (https://github.com/Andrew-S-Rosen/QMOF)"
-                    if case.kind == "qmof" else
-                    "DrugOOD's curated LBAP file (https://github.com/tencent-ailab/DrugOOD)")
-            alt = {"qmof": "molecular-fidelity", "drugood3d": f"moleculeace-{case.shift}"}[case.kind]
-            return (f"{path} is missing: place {what} there or set the suite setting {key} "
-                    f"(offline stand-in: {alt})")
-        return None
-    if case.kind == "moleculeace":
-        d = settings.get("moleculeace_dir")
-        if d:
-            folder = Path(d)
-            if not folder.is_dir():
-                return f"moleculeace_dir {folder} is not a folder of CHEMBL*_{{Ki,EC50}}.csv files"
-            missing = [t for t in (settings.get("targets") or []) if not (folder / f"{t}.csv").is_file()]
-            return f"MoleculeACE targets {missing} have no CSV in {folder}" if missing else None
-        import importlib.util
+    if case.family in ("qmof", "drugood3d", "moleculeace"):
+        from gs_data.geometric import missing_geometric_data
 
-        if importlib.util.find_spec("MoleculeACE") is None:
-            return ("MoleculeACE is not installed: `pip install --no-deps MoleculeACE` (its data "
-                    "files only) or set moleculeace_dir to a folder of CHEMBL*_{Ki,EC50}.csv files")
-        return None
+        key = {"qmof": "qmof_root", "drugood3d": "drugood_root", "moleculeace": "moleculeace_dir"}[case.family]
+        why = missing_geometric_data(name, root=settings.get(key) if case.family != "moleculeace" else None,
+                                     data_dir=settings.get("moleculeace_dir"))
+        if why is None and case.family == "moleculeace" and settings.get("moleculeace_dir"):
+            folder = Path(settings["moleculeace_dir"])
+            missing = [t for t in (settings.get("targets") or []) if not (folder / f"{t}.csv").is_file()]
+            why = f"MoleculeACE targets {missing} have no CSV in {folder}" if missing else None
+        if why is None:
+            return None
+        if case.stand_in_for is None:
+            why += f" or set the suite setting {key} (offline stand-in: {_stand_in_of(name)})"
+        return why
     # track: every sample in the event cache, or the simulator to make the missing ones
     from gs_data.track import cached_event_count
     from gs_data.track._deps import INSTALL_HINT, simulation_available
@@ -413,15 +365,17 @@ def par_label_pool_size(name: str, settings: dict[str, Any]) -> int | None:
     """Size of the labelled OOD pool of dataset ``name`` by construction (GeSS table 4 /
     appendix C.1), or ``None`` when it depends on data this machine lacks."""
     case = DATASETS[name]
-    if case.kind in ("drugood3d", "moleculeace"):
+    if case.family in ("drugood3d", "moleculeace"):
         pool = settings.get("par_label_pool")
         if pool is not None:
-            return 2 * (int(pool) // 2) if case.kind == "drugood3d" else int(pool)
+            return 2 * (int(pool) // 2) if case.family == "drugood3d" else int(pool)
         return 2000
-    if case.kind == "molecular-fidelity":
-        ds = _molecular_fidelity(case.case, "par_label", 0)
+    if case.family == "molecular-fidelity":
+        import gs_data
+
+        ds = gs_data.load_geometric(name, info_level="par_label")
         return int(ds.split.masks["ood_labeled"].sum())
-    if case.kind == "qmof":
+    if case.family == "qmof":
         path = _data_file(name, settings)
         if path is None or not path.is_file():
             return None
@@ -470,7 +424,7 @@ def problems(config: SuiteConfig, jobs: Sequence[dict[str, Any]]) -> list[Proble
                 "construction", f"dataset={d}, algorithm={a}",
                 f"Par-Label needs {size} labelled OOD samples but the pool of {d} holds {pool} "
                 f"(GeSS draws N from a pool of 2 x 1000); use a smaller tl-<N>"
-                + (" or larger track_sizes" if DATASETS[d].kind == "track" else ""), n))
+                + (" or larger track_sizes" if DATASETS[d].family == "track" else ""), n))
     for d in datasets:
         why = data_problem(d, settings)
         if why:
@@ -480,16 +434,12 @@ def problems(config: SuiteConfig, jobs: Sequence[dict[str, Any]]) -> list[Proble
 
 
 # ---------------------------------------------------------------------------- loading
-def _molecular_fidelity(target: str, info: str, seed: int):
-    from gs_data.materials.molecular import load_molecular_fidelity
-
-    return load_molecular_fidelity(target=target, info_level=info)
-
-
 def _dataset(name: str, settings: dict[str, Any], level: str):
-    """The gs-data dataset of ``name`` at ``level``: an object with ``split`` (masks, groups)
-    and ``to_pyg(indices)``."""
+    """The gs-data dataset of ``name`` at ``level`` (:func:`gs_data.load_geometric`, never
+    its MoleculeACE fallback: a job's dataset is the one it names): an object with
+    ``split`` (masks, groups) and ``to_pyg(indices)``."""
     import gs_data
+    from gs_data.molecules.moleculeace import MoleculeACEConfig
 
     case = DATASETS[name]
     info = level.replace("-", "_")
@@ -497,40 +447,35 @@ def _dataset(name: str, settings: dict[str, Any], level: str):
     if why:
         raise FileNotFoundError(f"dataset {name!r}: {why}")
     pool = settings.get("par_label_pool")
-    if case.kind == "molecular-fidelity":
-        return _molecular_fidelity(case.case, info, 0)
-    if case.kind == "qmof":
-        from gs_data.materials import load_qmof
-
-        return load_qmof(settings.get("qmof_root") or _default_root("qmof"), target=case.case,
-                         info_level=info)
+    kw: dict[str, Any] = {}
+    root = None
     conformer_cache = settings.get("cache_dir") or str(gs_data.data_root() / "conformers")
     workers = int(settings.get("conformer_workers", 1))
-    if case.kind == "drugood3d":
-        from gs_data.molecules.drugood import load_drugood3d
+    if case.family == "qmof":
+        root = settings.get("qmof_root")
+    elif case.family == "drugood3d":
+        root = settings.get("drugood_root")
+        kw = dict(par_label_per_part=int(pool) // 2 if pool else 1000, cache_dir=conformer_cache,
+                  n_workers=workers)
+    elif case.family == "moleculeace":
+        kw = dict(config=MoleculeACEConfig(par_label_pool=int(pool)) if pool else None,
+                  data_dir=settings.get("moleculeace_dir"), targets=settings.get("targets"),
+                  cache_dir=conformer_cache, n_workers=workers)
+    elif case.family == "track":
+        pu = int(case.case[2:]) if case.shift == "pileup" else 50
+        kw = dict(sizes=_track_sizes(settings.get("track_sizes", "demo"), case.shift, pu),
+                  cache_dir=settings.get("track_cache_dir"),
+                  n_workers=int(settings.get("track_workers", 1)))
+    seed = int(settings.get("track_seed", 0)) if case.family == "track" else 0
+    return gs_data.load_geometric(name, info_level=info, root=root, seed=seed, stand_in=False, **kw)
 
-        return load_drugood3d(
-            settings.get("drugood_root") or _default_root("drugood"), case.shift, info_level=info,
-            par_label_per_part=int(pool) // 2 if pool else 1000, cache_dir=conformer_cache,
-            n_workers=workers,
-        )
-    if case.kind == "moleculeace":
-        from gs_data.molecules.moleculeace import MoleculeACEConfig, load_moleculeace_ood
 
-        cfg = MoleculeACEConfig(par_label_pool=int(pool)) if pool else None
-        return load_moleculeace_ood(
-            case.shift, info_level=info, config=cfg, data_dir=settings.get("moleculeace_dir"),
-            targets=settings.get("targets"), cache_dir=conformer_cache, n_workers=workers,
-        )
-    from gs_data.track import build_track_pileup, build_track_signal
-
-    kw = dict(seed=int(settings.get("track_seed", 0)), cache_dir=settings.get("track_cache_dir"),
-              n_workers=int(settings.get("track_workers", 1)))
-    sizes_name = settings.get("track_sizes", "demo")
-    if case.shift == "pileup":
-        pu = int(case.case[2:])
-        return build_track_pileup(pu, _track_sizes(sizes_name, "pileup", pu), **kw)
-    return build_track_signal(case.case, _track_sizes(sizes_name, "signal"), **kw)
+def _stand_in_of(name: str) -> str:
+    """The offline stand-in entry of GeSS case ``name`` (its family's, for the message)."""
+    for other, spec in DATASETS.items():
+        if spec.stand_in_for == name:
+            return other
+    return "none"
 
 
 def _unit_coordinates(pos):
@@ -573,9 +518,9 @@ def _parts(ds, level: str, unit_coordinates: bool = False) -> dict[str, list]:
     return parts
 
 
-def _model_inputs(ds, case: GessCase) -> tuple[int, bool]:
+def _model_inputs(ds, case) -> tuple[int, bool]:
     """``(in_channels, categorical)``: Track's all-ones float feature, else atom types."""
-    if case.kind == "track":
+    if case.family == "track":
         return 1, False
     return int(ds.num_atom_types), True
 
@@ -608,10 +553,10 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"{name} x {algo}: {reason}")
     level = level_of(algo)
     ds = _dataset(name, settings, level)
-    parts = _parts(ds, level, unit_coordinates=case.kind == "track")
+    parts = _parts(ds, level, unit_coordinates=case.family == "track")
     in_ch, categorical = _model_inputs(ds, case)
     model = seeded(
-        lambda: build_model(BACKBONES[params["backbone"]], in_ch, 1, categorical=categorical, k=case.k),
+        lambda: build_model(BACKBONES[params["backbone"]], in_ch, 1, categorical=categorical, k=case.knn_k),
         seed,
     )
     eval_parts = {k: v for k, v in parts.items() if k in ("train", "iid_val", "iid_test", "ood_val", "ood_test")}
@@ -625,8 +570,20 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
                 f"{len(pool)}; use a smaller tl-<N>"
             )
         # ERM pre-training with the No-Info protocol (GeSS: the No-Info ERM checkpoint), then
-        # full fine-tuning with the Par-Label protocol (table 8: 75 epochs on Track-Pileup)
-        fit_graph(model, eval_parts, METHODS["erm"](), train_config(name, algo, settings, seed, "no-info"))
+        # full fine-tuning with the Par-Label protocol (table 8: 75 epochs on Track-Pileup).
+        # The pre-trained model is shared by the TL rows of a grid point (tl-100/500/1000):
+        # the first trains and stores it, the others load it (fine-tuning is seeded, so the
+        # results are the same either way).
+        pre_cfg = train_config(name, algo, settings, seed, "no-info")
+        cache = _pretrain_cache(job)
+        key = cache.key("gess-erm-pretrain", seed, pre_cfg, model) if cache is not None else None
+        pre_epoch = cache.load(key, model) if cache is not None else None
+        pretrain_cached = pre_epoch is not None
+        if not pretrain_cached:
+            pre = fit_graph(model, eval_parts, METHODS["erm"](), pre_cfg)
+            pre_epoch = pre.best.epoch
+            if cache is not None:
+                cache.save(key, model, pre_epoch)
         _, res = finetune_graph(model, {**eval_parts, "ood_labeled": pool}, n_tl,
                                 train_config(name, algo, settings, seed), seed=seed)
     else:
@@ -644,7 +601,50 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     out["sizes"] = {k: len(v) for k, v in parts.items()}
     if n_tl is not None:
         out["tl_n"] = n_tl
+        out["pretrain_epoch"] = int(pre_epoch)
+        out["pretrain_cached"] = pretrain_cached
     return out
+
+
+def _pretrain_cache(job: dict[str, Any]):
+    """Where the TL rows of one grid point share their ERM pre-training
+    (``<results>/members``, gs-algos' :class:`~gs_algos.node_methods.MemberCache`, as the
+    structural runner's shared members), or ``None`` without a results folder or with
+    ``share_pretraining = false``. The tag holds everything the pre-training depends on
+    besides its seed, training configuration and model shapes (which the key adds): the
+    dataset, backbone, settings, the data files' fingerprint and the package versions; the
+    algorithm is left out, so tl-100, tl-500 and tl-1000 share one entry."""
+    import json
+
+    from gs_algos.node_methods import MemberCache
+
+    settings = job["settings"]
+    if not job.get("workdir") or not settings.get("share_pretraining", True):
+        return None
+    import gs_algos
+    import gs_data
+    import gs_models
+    import gs_splits
+
+    params = {k: v for k, v in job["params"].items() if k != "algorithm"}
+    tag = json.dumps({
+        "suite": job.get("suite"), "params": params, "level": "par-label",
+        "settings": {k: v for k, v in settings.items() if k not in ("hparams", "share_pretraining")},
+        "data": _fingerprint(params["dataset"], settings),
+        "versions": [m.__version__ for m in (gs_splits, gs_data, gs_models, gs_algos)],
+    }, sort_keys=True, default=str)
+    return MemberCache(Path(job["workdir"]) / "members", tag)
+
+
+def order_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """TL rows last, smallest N first across the grid points: each grid point's first TL
+    job trains the shared ERM pre-training (:func:`_pretrain_cache`) before its larger-N
+    rows start on another worker, which then load it instead of training it again."""
+    def rank(job: dict[str, Any]) -> tuple[int, int]:
+        n = tl_size(job["params"]["algorithm"])
+        return (0, 0) if n is None else (1, n)
+
+    return sorted(jobs, key=rank)  # stable: the grid order within each rank
 
 
 # ---------------------------------------------------------------------------- report
@@ -671,8 +671,12 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
                 for test in ("id", "ood"):
                     row.append(fmt_mean_std([r["metrics"][f"{sel}_sel_test_{test}"] for r in recs], scale=scale, digits=3 if metric == "mae" else 2))
             rows.append(row)
-        unit = "MAE (eV), lower is better" if metric == "mae" else f"{metric} (%)"
-        stand = " (offline stand-in, ours)" if ds in DATASETS and DATASETS[ds].stand_in else ""
+        from gs_data.geometric import GEOMETRIC_METRICS
+
+        label = GEOMETRIC_METRICS.get(metric, metric)
+        unit = "MAE (eV), lower is better" if metric == "mae" else f"{label} (%)"
+        spec = DATASETS.get(ds)
+        stand = f" (offline stand-in for {spec.stand_in_for}, ours)" if spec is not None and spec.stand_in else ""
         out.append(Table(
             f"GeSS {ds}{stand}: Test-ID / Test-OOD {unit}, mean ± std over seeds (table 3 layout)",
             ["backbone", "algorithm", "info level", "ID-sel Test-ID", "ID-sel Test-OOD", "OOD-sel Test-ID", "OOD-sel Test-OOD"],
