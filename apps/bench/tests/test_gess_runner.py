@@ -376,3 +376,19 @@ def test_runner_reads_task_and_metric_from_the_gs_data_registry(tmp_path, monkey
     pre = check_suite(cfg)
     assert [p.where for p in pre.construction] == ["dataset=moleculeace-size, algorithm=dir"]
     assert gess.train_config("moleculeace-size", "erm", {}, 0).metric == "mae"
+
+
+# ------------------------------------------------------------ GeSS's Par-Label draw
+def test_par_label_draw_is_gess_half_per_ood_part_where_the_pool_has_two_halves(kinds):
+    name, settings, _ = kinds["drugood3d"]  # pool: 2 from ood_val + 2 from ood_test
+    ds = gess._dataset(name, settings, "par-label")
+    halves = gess._pool_halves(ds, settings)
+    assert halves.tolist().count(0) == 2 and halves.tolist().count(1) == 2
+    m = gess.run_job(_job(name, "tl-2", settings))
+    assert m["par_label_draw"] == "gess"
+    assert gess.run_job(_job(name, "tl-2", {**settings, "par_label_draw": "uniform"}))["par_label_draw"] == "uniform"
+    # the fidelity pool is its own third of the target (GeSS table 4): drawn uniformly
+    fname, fsettings, _ = kinds["molecular-fidelity"]
+    assert gess.run_job(_job(fname, "tl-5", fsettings))["par_label_draw"] == "uniform"
+    with pytest.raises(ValueError, match="par_label_draw must be 'gess'"):
+        gess.Settings(par_label_draw="half")

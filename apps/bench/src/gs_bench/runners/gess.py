@@ -166,7 +166,10 @@ class Settings:
     arguments of the gs-algos method, over GeSS's tuned values. ``par_label_pool``: labelled
     OOD pool of DrugOOD-3D / MoleculeACE (GeSS: 1000 from each of ood_val and ood_test =
     2000; the fidelity and Track pools follow GeSS table 4). ``share_pretraining``: the TL
-    rows of a grid point share one ERM pre-training in ``<results>/members`` (default on)."""
+    rows of a grid point share one ERM pre-training in ``<results>/members`` (default on).
+    ``par_label_draw``: ``"gess"`` (half of N from the pool items removed from ood_val, half
+    from those removed from ood_test, GeSS appendix C.1; DrugOOD-3D and MoleculeACE) or
+    ``"uniform"`` (ours: N from the whole pool)."""
 
     max_epochs: int | None = None
     batch_size: int | None = None
@@ -185,12 +188,16 @@ class Settings:
     track_seed: int = 0
     track_workers: int = 1
     share_pretraining: bool = True
+    par_label_draw: str = "gess"
 
     def __post_init__(self) -> None:
         check_positive(self, "max_epochs", "batch_size", "iterations_per_epoch",
                        "conformer_workers", "par_label_pool", "track_workers")
         if self.domain_head not in ("binary", "subgroups"):
             raise ValueError(f"domain_head must be 'binary' or 'subgroups', got {self.domain_head!r}")
+        if self.par_label_draw not in ("gess", "uniform"):
+            raise ValueError(f"par_label_draw must be 'gess' (half of N from each of the pool's "
+                             f"Val-OOD and Test-OOD parts) or 'uniform', got {self.par_label_draw!r}")
         if self.track_sizes not in ("demo", "ci", "paper", *TRACK_SIZES):
             raise ValueError(f"track_sizes must be 'demo', 'ci' or 'paper', got {self.track_sizes!r}")
 
@@ -584,8 +591,10 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
             pre_epoch = pre.best.epoch
             if cache is not None:
                 cache.save(key, model, pre_epoch)
+        halves = _pool_halves(ds, settings)
         _, res = finetune_graph(model, {**eval_parts, "ood_labeled": pool}, n_tl,
-                                train_config(name, algo, settings, seed), seed=seed)
+                                train_config(name, algo, settings, seed), seed=seed,
+                                pool_halves=halves)
     else:
         meth = METHODS[algo](**kwargs)
         target = parts.get("train_target") if level == "o-feature" else None
@@ -603,7 +612,20 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         out["tl_n"] = n_tl
         out["pretrain_epoch"] = int(pre_epoch)
         out["pretrain_cached"] = pretrain_cached
+        out["par_label_draw"] = "gess" if halves is not None else "uniform"
     return out
+
+
+def _pool_halves(ds, settings: dict[str, Any]) -> np.ndarray | None:
+    """0/1 per labelled-pool item (removed from ood_val / ood_test) for GeSS's draw of half
+    the Par-Label set from each (appendix C.1; ``par_label_draw = "gess"``, the default), or
+    ``None`` for a uniform draw from the whole pool: ``par_label_draw = "uniform"`` (ours),
+    or a pool that is not made of two such halves (Track and the fidelity shift, whose pools
+    are their own parts in GeSS table 4)."""
+    origin = ds.split.metadata.get("ood_labeled_origin")
+    if settings.get("par_label_draw", "gess") != "gess" or origin is None:
+        return None
+    return (np.asarray(origin) == "ood_test").astype(np.int64)
 
 
 def _pretrain_cache(job: dict[str, Any]):
