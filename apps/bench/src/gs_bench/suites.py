@@ -22,6 +22,8 @@ A suite file (see ``gs_bench/suites/*.toml`` for the shipped ones) has::
     seeds = 1
     [profiles.demo.grid]
     dataset = ["synthetic-default"]
+    [[profiles.demo.exclude]]             # and may drop more grid points, for itself only
+    method = "de"
 
 Every job is keyed by a hash of its complete resolved configuration (suite, grid point,
 settings, seed, data fingerprint and package versions), so re-running skips finished jobs
@@ -194,6 +196,10 @@ class ProfileTable:
     seeds: int = 1
     grid: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
+    #: ``[[profiles.<name>.exclude]]``: grid points dropped from this profile only, added to
+    #: the suite's ``[[exclude]]`` rules (e.g. a CI profile that runs the costly datasets with
+    #: fewer algorithms)
+    exclude: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -443,6 +449,9 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
     seeds_value, description = seeds, raw.get("description", "")
     if profile in profiles:
         prof = profiles[profile]
+        exclude = exclude + _check_exclude(
+            prof.get("exclude", []), {f.name for f in dataclasses.fields(grid_schema)},
+            f"{source}: profiles.{profile}.exclude")
         grid.update(prof.get("grid", {}))
         settings.update(prof.get("settings", {}))
         seeds_value = prof.get("seeds", seeds)

@@ -125,7 +125,7 @@ for _case in GESS_HPARAMS.values():
 del _case
 
 #: Track sizes by name (``track_sizes``): gs-data's ``demo`` and GeSS table 4 (``paper``); ``ci``
-#: is ours (a few thousand events; Par-Label pools of 400 / 1000 events).
+#: is ours (about a thousand events per case; Par-Label pools of 160 / 500 events).
 TRACK_SIZES: dict[str, dict[str, Any]] = {}
 
 

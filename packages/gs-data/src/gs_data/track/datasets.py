@@ -337,9 +337,10 @@ class TrackPileupSizes:
 
     @classmethod
     def ci(cls, target_pileup: int = 50) -> TrackPileupSizes:
-        """Ours, for a CI-sized benchmark run: 600 + 600 PU10 source events and 400 target
-        pairs (100 + 100 for ood_val / ood_test, so a Par-Label pool of 400 events)."""
-        return cls(600, 600, 400, 100, 100, 400)
+        """Ours, for a CI-sized benchmark run on 2 cores: 300 + 300 PU10 source events and 160
+        target pairs (40 + 40 for ood_val / ood_test, a Par-Label pool of 160 events). PU50
+        events cost ~25x a PU10 event in the kNN graph, so the target parts stay small."""
+        return cls(300, 300, 160, 40, 40, 160)
 
 
 def pileup_requests(
@@ -464,9 +465,9 @@ class TrackSignalSizes:
 
     @classmethod
     def ci(cls) -> TrackSignalSizes:
-        """Ours, for a CI-sized benchmark run: 600 (+400 pool) background events, 120 per
-        source signal and 800 target-signal events."""
-        return cls(600, 400, 120, 800)
+        """Ours, for a CI-sized benchmark run on 2 cores: 300 (+200 pool) background events,
+        60 per source signal and 400 target-signal events."""
+        return cls(300, 200, 60, 400)
 
 
 def build_track_signal(
