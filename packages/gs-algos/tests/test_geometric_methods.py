@@ -117,9 +117,8 @@ def _categorical_clouds(n, seed, n_types=5):
 def test_dir_and_lri_train_on_categorical_atom_types(method, backbone):
     """The bug of issue 17: DIR / LRI multiplied a float mask into categorical atom types
     ('x must hold integer categories'); they now gate embeddings and message weights."""
-    from gs_models import build_model
-
     from gs_algos import seeded
+    from gs_models import build_model
 
     parts = {"train": _categorical_clouds(24, 0), "iid_val": _categorical_clouds(8, 1),
              "ood_val": _categorical_clouds(8, 2)}

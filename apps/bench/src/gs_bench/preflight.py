@@ -111,11 +111,11 @@ def format_problems(problems: Sequence[Problem]) -> str:
 def check_suite(config) -> Preflight:
     """Plan ``config`` (a resolved :class:`~gs_bench.suites.SuiteConfig`) and list every
     problem that would make one of its jobs fail, without running anything."""
+    import itertools
+
     from gs_bench.run import plan_jobs
     from gs_bench.runners import load_runner
     from gs_bench.suites import DataMissingError, expand_jobs
-
-    import itertools
 
     out = Preflight(config.suite, config.profile)
     axes = list(config.grid)
