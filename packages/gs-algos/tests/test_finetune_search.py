@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -79,3 +80,21 @@ def test_grid_search_selects_on_ood_validation():
     assert res.best_value == 10.0 and res.space.param == "penalty_weight"
     with pytest.raises(ValueError, match="no GeSS search space"):
         grid_search("erm", run)
+
+
+def test_gess_par_label_draw_takes_half_from_each_ood_part():
+    """GeSS appendix C.1: the Train-OOD pool is 1000 samples removed from each of Val-OOD and
+    Test-OOD, and a fine-tuning set of N takes N/2 from each (odd N: the extra one from
+    Test-OOD)."""
+    from gs_algos import choose_labeled_per_half
+
+    halves = np.array([0] * 30 + [1] * 10 + [0] * 5)
+    idx = choose_labeled_per_half(halves, 13, seed=2)
+    assert idx.tolist() == sorted(set(idx.tolist())) and idx.size == 13
+    assert (halves[idx] == 0).sum() == 6 and (halves[idx] == 1).sum() == 7
+    np.testing.assert_array_equal(idx, choose_labeled_per_half(halves, 13, seed=2))
+    assert not np.array_equal(idx, choose_labeled_per_half(halves, 13, seed=3))
+    with pytest.raises(ValueError, match="needs 11 pool items from the Test-OOD half, which holds 10"):
+        choose_labeled_per_half(halves, 22, seed=0)
+    with pytest.raises(ValueError, match="halves must be"):
+        choose_labeled_per_half([0, 2], 1, seed=0)

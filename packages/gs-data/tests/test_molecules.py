@@ -197,3 +197,22 @@ def test_processing_report_bookkeeping():
     assert json.loads(r.to_json())["counts"] == {"invalid_smiles": 1, "missing_label": 1}
     with pytest.raises(ValueError, match="reason"):
         r.skip(3, "too_big")
+
+
+def test_par_label_pool_origin_follows_the_given_parts_and_subsets():
+    """DrugOOD-3D's pool is removed from ood_val and ood_test in equal numbers (GeSS
+    appendix C.1); the split records the part of each pool sample, in index order, and
+    ``subset_split`` (conformer failures dropped) keeps the record aligned."""
+    from gs_data.molecules.moleculeace import subset_split
+
+    parts = ["train"] * 6 + ["ood_val"] * 8 + ["ood_test"] * 10
+    s = split_from_parts(parts, list(range(24)), info_level="par_label", par_label_per_part=3, seed=1)
+    pool = np.flatnonzero(s.ood_labeled)
+    origin = s.metadata["ood_labeled_origin"]
+    assert origin == [parts[i] for i in pool] and origin.count("ood_val") == 3
+    keep = np.ones(24, dtype=bool)
+    keep[pool[0]] = False
+    sub = subset_split(s, keep)
+    assert sub.metadata["ood_labeled_origin"] == origin[1:]
+    assert len(sub.metadata["ood_labeled_origin"]) == int(sub.ood_labeled.sum())
+    assert "ood_labeled_origin" not in split_from_parts(parts, list(range(24))).metadata

@@ -150,3 +150,31 @@ def test_load_with_conformers_on_fixture(tmp_path):
         from rdkit import Chem
 
         assert pos.shape == (Chem.MolFromSmiles(smi).GetNumAtoms(), 3)
+
+
+def test_installed_package_layout_is_found_without_importing_it(tmp_path, monkeypatch):
+    """``read_moleculeace()`` with no folder reads ``<MoleculeACE>/Data/benchmark_data`` of
+    the installed package (the PyPI wheel ships its 30 CSVs there): a fake installed package
+    with the fixture CSVs, first on ``sys.path``, is found; its ``__init__`` (which would
+    import MoleculeACE's own dependencies) is never executed."""
+    import shutil
+    import sys
+
+    from gs_data.molecules.moleculeace import moleculeace_data_dir
+
+    pkg = tmp_path / "site" / "MoleculeACE"
+    data = pkg / "Data" / "benchmark_data"
+    data.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("raise RuntimeError('MoleculeACE must not be imported')\n")
+    for f in FIXTURE.glob("*.csv"):
+        shutil.copy(f, data / f.name)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.delitem(sys.modules, "MoleculeACE", raising=False)
+    importlib.invalidate_caches()
+    assert moleculeace_data_dir() == data
+    rec = read_moleculeace(targets=["CHEMBL2835_Ki"])
+    assert len(rec) > 0 and set(rec.target.tolist()) == {"CHEMBL2835_Ki"}
+    assert "MoleculeACE" not in sys.modules
+    shutil.rmtree(data)
+    with pytest.raises(FileNotFoundError, match="no data folder"):
+        moleculeace_data_dir()

@@ -340,3 +340,26 @@ def test_build_track_signal_splits_on_synthetic_cache(tmp_path):
     )
     with pytest.raises(ValueError, match="target must be one of"):
         build_track_signal("zmumu", sizes, cache_dir=tmp_path)
+
+
+def test_cached_event_count_and_the_builders_requests(tmp_path):
+    from gs_data.track import cached_event_count, pileup_requests, signal_requests
+
+    cfg = TrackSimConfig()
+    assert cached_event_count("bkg", 10, 0, tmp_path, cfg) == 0
+    synthetic_sample(1, 5).save(sample_dir("bkg", 10, 0, tmp_path, cfg) / "pack-5.npz")
+    assert cached_event_count("bkg", 10, 0, tmp_path, cfg) == 5
+    assert cached_event_count("bkg", 10, 1, tmp_path, cfg) == 0  # another seed
+    # per-event files after the pack count while they are consecutive
+    folder = sample_dir("bkg", 10, 0, tmp_path, cfg) / "events"
+    folder.mkdir()
+    for i in (5, 6, 8):
+        (folder / f"{i:09d}.npz").write_bytes(b"")
+    assert cached_event_count("bkg", 10, 0, tmp_path, cfg) == 7
+    sizes = TrackPileupSizes(40, 48, 30, 10, 8, 24)
+    assert pileup_requests(90, sizes) == [("bkg", 10, 40), ("zmumu", 10, 48), ("bkg", 90, 30),
+                                          ("zmumu", 90, 30)]
+    sig = TrackSignalSizes(n_bkg=50, n_bkg_pool=12, n_source_per_signal=16, n_target=40)
+    assert signal_requests("zp10", sig) == (
+        [("bkg", 10, 62)] + [(p, 10, 16) for p in ("zmumu", "zp80", "zp70", "zp60", "zp50")]
+        + [("zp10", 10, 40)])

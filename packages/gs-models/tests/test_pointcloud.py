@@ -123,3 +123,58 @@ def test_graph_embeddings_are_sum_pooled_and_head_input():
     torch.testing.assert_close(model.head(g), out)
     g1, _ = model(x[:4], pos[:4])  # batch=None: one cloud
     torch.testing.assert_close(g1, g[:1], atol=1e-5, rtol=1e-5)
+
+
+# ----------------------------------------------------- point weights and given features
+# (the hooks by which GeSS's DIR and LRI act on embeddings / messages, never on atom types)
+@pytest.mark.parametrize("name", BACKBONES)
+def test_unit_point_weights_and_given_features_change_nothing(name):
+    gen = torch.Generator().manual_seed(3)
+    x, pos, batch = _clouds(gen, [5, 7], categorical=True)
+    torch.manual_seed(0)
+    m = build_model(name, 4, 2, categorical=True, k=3).double().eval()
+    g, out = m(x, pos, batch)
+    g1, out1 = m(x, pos, batch, point_weight=torch.ones(pos.size(0), dtype=torch.float64))
+    assert torch.equal(out, out1) and torch.equal(g, g1)
+    h0 = m._embed(x, pos)  # the embedding of the atom types, given back as features
+    _, out2 = m(None, pos, batch, features=h0)
+    assert torch.equal(out, out2)
+    assert m.point_embeddings(x, pos, batch).shape == (12, m.config.hidden_channels)
+
+
+@pytest.mark.parametrize("name", ["egnn"])
+def test_zero_point_weight_cuts_every_message_of_that_point(name):
+    """``w_p = 0``: no message leaves or reaches point ``p``, so the other points'
+    representations do not depend on ``p``'s features. EGNN only: in Point Transformer the
+    weight multiplies the message after the neighbourhood softmax (as GeSS's code), so ``p``
+    still enters the others' attention normalisation, and DGCNN's later kNN graphs are built
+    in feature space."""
+    gen = torch.Generator().manual_seed(4)
+    x, pos, batch = _clouds(gen, [9], categorical=True)
+    torch.manual_seed(1)
+    m = build_model(name, 4, 1, categorical=True, k=4).double().eval()
+    w = torch.ones(9, dtype=torch.float64)
+    w[2] = 0.0
+    x2 = x.clone()
+    x2[2] = (x[2] + 1) % 4
+    h = m.point_embeddings(x, pos, batch, point_weight=w)
+    h2 = m.point_embeddings(x2, pos, batch, point_weight=w)
+    others = torch.arange(9) != 2
+    assert torch.allclose(h[others], h2[others], atol=1e-12)
+    # without the weight, the change of point 2 does reach its neighbours
+    assert not torch.allclose(m.point_embeddings(x, pos, batch)[others],
+                              m.point_embeddings(x2, pos, batch)[others])
+
+
+@pytest.mark.parametrize("name", BACKBONES)
+def test_point_weights_get_gradients_and_bad_inputs_are_named(name):
+    gen = torch.Generator().manual_seed(5)
+    x, pos, batch = _clouds(gen, [6, 6], categorical=True)
+    m = build_model(name, 4, 1, categorical=True, k=3).double()
+    w = torch.rand(12, dtype=torch.float64, requires_grad=True)
+    m(x, pos, batch, point_weight=w)[1].sum().backward()
+    assert w.grad is not None and float(w.grad.abs().sum()) > 0
+    with pytest.raises(ValueError, match="point_weight must be a float tensor of shape \\(12,\\)"):
+        m(x, pos, batch, point_weight=torch.ones(5, dtype=torch.float64))
+    with pytest.raises(ValueError, match="features must be a float tensor of shape \\(12, "):
+        m(None, pos, batch, features=torch.ones(12, 3, dtype=torch.float64))

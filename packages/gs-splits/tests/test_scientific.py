@@ -103,3 +103,20 @@ def test_bad_input(kwargs, match):
     dom, _ = _pileup(500)
     with pytest.raises(ValueError, match=match):
         scientific_split(dom, **kwargs)
+
+
+def test_par_label_pool_records_which_ood_part_each_sample_came_from():
+    """GeSS (appendix C.1) removes the pool from Val-OOD and Test-OOD in equal numbers and
+    draws half of each fine-tuning set from each: the split says which part every pool
+    sample left. Checked against the No-Info split of the same seed, whose ood_val /
+    ood_test are the parts before the removal."""
+    dom = np.array(["PU10"] * 600 + ["PU90"] * 400)
+    par = scientific_split(dom, "PU10", "PU90", info_level="par_label", par_label_pool=101, seed=4)
+    ref = scientific_split(dom, "PU10", "PU90", info_level="no_info", seed=4)
+    pool = np.flatnonzero(par.masks["ood_labeled"])
+    origin = np.asarray(par.metadata["ood_labeled_origin"])
+    assert origin.shape == pool.shape
+    assert (origin == "ood_val").sum() == 50 and (origin == "ood_test").sum() == 51
+    assert ref.masks["ood_val"][pool[origin == "ood_val"]].all()
+    assert ref.masks["ood_test"][pool[origin == "ood_test"]].all()
+    assert "ood_labeled_origin" not in ref.metadata

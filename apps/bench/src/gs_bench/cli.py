@@ -25,7 +25,9 @@ Commands:
           structural splits (popularity, locality, density), a GCN trained with ERM on
           each, ID / OOD accuracy, calibration and OOD-detection metrics, and a report.
   run     run a suite (structural-shifts, edgewise, lebed, gess) with a profile
-          (demo, ci, full); finished jobs are skipped, so re-running resumes.
+          (demo, ci, full); finished jobs are skipped, so re-running resumes. Every job
+          that cannot succeed (inapplicable algorithm, unwired dataset, missing data) is
+          listed and nothing starts; --dry-run only lists them.
   report  write tables and figures of a results folder (Markdown, HTML or LaTeX).
   list    list the suites, profiles and what each suite covers.
 
@@ -78,7 +80,8 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("suite", help="suite name (see `gs-bench list`) or path to a suite .toml")
     run.add_argument("--profile", default="demo", choices=PROFILES, help="demo (embedded data, minutes), ci (real data in ../shared/datasets), full (paper scale)")
     run.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets (overrides the profile)")
-    run.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods (overrides the profile)")
+    run.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods (overrides the profile; the gess suite's algorithms, e.g. erm dir tl-100)")
+    run.add_argument("--backbones", nargs="+", metavar="NAME", help="only these backbones (suites with a backbone axis: gess)")
     run.add_argument("--seeds", type=int, metavar="N", help="number of seeds (overrides the profile)")
     run.add_argument("--split-source", choices=("seeded", "authors"), help="structural-shifts: 'authors' uses the authors' published 50:50 masks (<root>/structural-shifts/<name>/splits/<shift>.pth), 'seeded' gs-splits with split seed 0 (default: the suite's setting)")
     run.add_argument("--robustness-framework", choices=("paper", "good"), help="structural-shifts: how DANN / CORAL / Mixup / EERM are trained, 'paper' (appendix F encoder, optimiser and checkpoint rule, as every other method; the default) or 'good' (GOOD's GCN 3 x 300 and GOODCora training: lr 1e-3, no weight decay, 100 epochs, best Valid-In accuracy)")
@@ -201,6 +204,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             axes["dataset"] = args.datasets
         if args.methods:
             axes["method"] = args.methods
+        if args.backbones:
+            axes["backbone"] = args.backbones
         try:
             return run_suite(
                 args.suite,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gs_bench.suites import PROFILES, available_suites, load_suite
+from gs_bench.suites import PROFILES, available_suites, expand_jobs, load_suite
 
 __all__ = ["listing_text", "print_listing"]
 
@@ -16,9 +16,7 @@ def listing_text() -> str:
             lines.append(f"  paper: {base.paper}")
         for profile in PROFILES:
             cfg = load_suite(name, profile)
-            n = cfg.seeds
-            for values in cfg.grid.values():
-                n *= len(values)
+            n = len(expand_jobs(cfg))  # grid x seeds less the [[exclude]] rules
             lines.append(f"  --profile {profile:<5} {n:>6} jobs  {cfg.description}")
         for axis, values in base.grid.items():
             lines.append(f"    {axis}: {', '.join(map(str, values))}")

@@ -12,7 +12,7 @@ from gs_bench.executors import DEFAULT_RETRIES, NodeCheck, environment, execute
 from gs_bench.report import build_report
 from gs_bench.runners import RUNNERS, load_runner
 from gs_bench.store import ResultsStore, RunLock, atomic_write_text
-from gs_bench.suites import SuiteConfig, expand_jobs, job_resources, load_suite
+from gs_bench.suites import SuiteConfig, SuiteConfigError, expand_jobs, job_resources, load_suite
 
 __all__ = ["run_suite", "plan_jobs", "print_quarantine", "print_failures"]
 log = logging.getLogger(__name__)
@@ -86,11 +86,20 @@ def run_suite(
     axes = dict(axes or {})
     if "method" in axes and "method" not in config.grid and "model" in config.grid:
         axes["model"] = axes.pop("method")  # the edgewise suite compares models, not methods
+    for short, axis in getattr(load_runner(config.suite), "AXIS_ALIASES", {}).items():
+        if short in axes and short not in config.grid:  # e.g. gess: --methods -> algorithm
+            axes[axis] = axes.pop(short)
     config = config.with_overrides(seeds=seeds, axes=axes, settings=settings)
-    jobs, env = plan_jobs(config, key_extra={"device": device} if device_in_key else None)
+    from gs_bench.preflight import check_suite, format_problems
+
+    # every job that cannot succeed, before any starts
+    pre = check_suite(config, key_extra={"device": device} if device_in_key else None)
+    if pre.problems:
+        print(format_problems(pre.problems), file=sys.stdout if dry_run else sys.stderr)
+        raise SuiteConfigError(f"{pre.summary()}; nothing started (problems listed above)")
+    jobs, env = pre.jobs, (pre.env if pre.env is not None else environment())
     if dry_run:
-        print(f"{config.suite} ({config.profile}): {len(jobs)} jobs; the suite is valid "
-              "(dry run, nothing started)", file=sys.stderr)
+        print(f"{pre.summary()}; the suite is valid (dry run, nothing started)", file=sys.stderr)
         return 0
     store = ResultsStore(out)
     store.root.mkdir(parents=True, exist_ok=True)

@@ -20,10 +20,16 @@ A suite file (see ``gs_bench/suites/*.toml`` for the shipped ones) has::
     [resources.method.eerm]               # per value of a grid axis: here every EERM job
     num_cpus = 2
 
-    [profiles.demo]                       # a profile overrides seeds, grid axes, settings
-    seeds = 1                             # and resources
+    [[exclude]]                           # grid points dropped from every profile (as a
+    dataset = "cora-ml"                   # CI matrix `exclude`): each table names axes and
+    method = ["se", "de"]                 # the value(s) that together make a point excluded
+
+    [profiles.demo]                       # a profile overrides seeds, grid axes, settings,
+    seeds = 1                             # resources and exclude rules
     [profiles.demo.grid]
     dataset = ["synthetic-default"]
+    [[profiles.demo.exclude]]             # and may drop more grid points, for itself only
+    method = "de"
 
 Every job is keyed by a hash of its complete resolved configuration (suite, grid point,
 settings, seed, data fingerprint and package versions), so re-running skips finished jobs
@@ -57,6 +63,7 @@ __all__ = [
     "SuiteConfig",
     "Job",
     "SuiteConfigError",
+    "DataMissingError",
     "available_suites",
     "load_suite",
     "expand_jobs",
@@ -78,6 +85,11 @@ class SuiteConfigError(ValueError):
     """A suite file or a command-line override that cannot be run; the message says what to fix."""
 
 
+class DataMissingError(SuiteConfigError):
+    """The suite is well formed but this machine lacks a dataset's files (or the optional
+    package that makes them); the message names the path to place them at."""
+
+
 @dataclass(frozen=True)
 class SuiteConfig:
     """A suite resolved for one profile."""
@@ -92,6 +104,12 @@ class SuiteConfig:
     paper: str = ""
     #: ``[resources]`` merged with the profile's (see :func:`job_resources`)
     resources: dict[str, Any] = field(default_factory=dict)
+    exclude: tuple[dict[str, tuple[Any, ...]], ...] = ()
+
+    def excluded(self, params: dict[str, Any]) -> bool:
+        """Whether the grid point ``params`` matches one of the ``[[exclude]]`` rules."""
+        return any(all(params.get(axis) in values for axis, values in rule.items())
+                   for rule in self.exclude)
 
     def with_overrides(
         self,
@@ -121,6 +139,7 @@ class SuiteConfig:
             source=self.source,
             paper=self.paper,
             resources=copy.deepcopy(self.resources),
+            exclude=self.exclude,
         )
 
 
@@ -191,6 +210,10 @@ class ProfileTable:
     grid: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
     resources: dict = field(default_factory=dict)
+    #: ``[[profiles.<name>.exclude]]``: grid points dropped from this profile only, added to
+    #: the suite's ``[[exclude]]`` rules (e.g. a CI profile that runs the costly datasets with
+    #: fewer algorithms)
+    exclude: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -206,6 +229,7 @@ class SuiteFile:
     settings: dict = field(default_factory=dict)
     resources: dict = field(default_factory=dict)
     profiles: dict = field(default_factory=dict)
+    exclude: list = field(default_factory=list)
 
 
 def runner_schema(suite: str) -> tuple[type, type]:
@@ -418,6 +442,31 @@ def job_resources(resources: dict[str, Any], params: dict[str, Any]) -> dict[str
     return out
 
 
+def _check_exclude(rules: Any, axes: set[str], path: str) -> tuple[dict[str, tuple[Any, ...]], ...]:
+    """``[[exclude]]`` tables: each maps grid axes to a value or a list of values."""
+    if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
+        raise SuiteConfigError(f"{path}: exclude must be tables [[exclude]] of axis = value(s), "
+                               f"got {_value_repr(rules)}")
+    out = []
+    for k, rule in enumerate(rules):
+        if not rule:
+            raise SuiteConfigError(f"{path}[{k}]: an exclude table needs at least one axis")
+        norm = {}
+        for axis, values in rule.items():
+            if axis not in axes:
+                raise SuiteConfigError(
+                    f"{path}[{k}].{axis}: unknown grid axis{_did_you_mean(axis, axes)} "
+                    f"(axes of this suite: {', '.join(sorted(axes))})"
+                )
+            vals = values if isinstance(values, list) else [values]
+            if not vals or any(isinstance(v, (list, dict)) for v in vals):
+                raise SuiteConfigError(f"{path}[{k}].{axis}: expected a value or a non-empty list "
+                                       f"of values, got {_value_repr(values)}")
+            norm[axis] = tuple(vals)
+        out.append(norm)
+    return tuple(out)
+
+
 def _seeds(value: Any, path: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise SuiteConfigError(f"{path}: seeds must be a positive integer, got {_value_repr(value)}")
@@ -453,7 +502,7 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
     if profile not in PROFILES:
         raise SuiteConfigError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     grid_schema, settings_schema = runner_schema(raw["suite"])
-    top = {k: v for k, v in raw.items() if k not in ("grid", "settings", "profiles")}
+    top = {k: v for k, v in raw.items() if k not in ("grid", "settings", "profiles", "exclude")}
     try:
         check_table(top, SuiteFile, "", partial=True)
     except SuiteConfigError as exc:
@@ -497,10 +546,15 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
         raise SuiteConfigError(
             f"{source}: the {raw['suite']} suite needs grid axis/axes {', '.join(missing)} in [grid]"
         )
+    exclude = _check_exclude(raw.get("exclude", []),
+                             {f.name for f in dataclasses.fields(grid_schema)}, f"{source}: exclude")
     seeds_value, description = seeds, raw.get("description", "")
     resources = dict(raw.get("resources", {}))
     if profile in profiles:
         prof = profiles[profile]
+        exclude = exclude + _check_exclude(
+            prof.get("exclude", []), {f.name for f in dataclasses.fields(grid_schema)},
+            f"{source}: profiles.{profile}.exclude")
         grid.update(prof.get("grid", {}))
         settings.update(prof.get("settings", {}))
         resources = _merge_resources(resources, prof.get("resources", {}))
@@ -521,6 +575,7 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
         source=source,
         paper=raw.get("paper", ""),
         resources=resources,
+        exclude=exclude,
     )
 
 
@@ -537,7 +592,8 @@ def expand_jobs(
     fingerprints: dict[str, str] | None = None,
     key_extra: dict[str, Any] | None = None,
 ) -> list[Job]:
-    """The cartesian product of the grid axes times the seeds, each job with its key.
+    """The cartesian product of the grid axes times the seeds, each job with its key; grid
+    points matching an ``[[exclude]]`` rule are left out (their keys are not affected).
 
     ``fingerprints`` maps a dataset name to a fingerprint of its content; ``versions`` maps
     distribution names to versions. Both enter the key. ``key_extra`` (e.g. ``{"device":
@@ -548,6 +604,8 @@ def expand_jobs(
     jobs: list[Job] = []
     for values in itertools.product(*(config.grid[a] for a in axes)):
         params = dict(zip(axes, values, strict=False))
+        if config.excluded(params):
+            continue
         for seed in range(config.seeds):
             payload = {
                 "suite": config.suite,

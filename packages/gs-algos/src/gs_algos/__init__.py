@@ -29,7 +29,13 @@ from gs_algos.engine import (
     sample_neighbors,
     seeded,
 )
-from gs_algos.finetune import PAR_LABEL_SIZES, choose_labeled, finetune_graph, finetune_node
+from gs_algos.finetune import (
+    PAR_LABEL_SIZES,
+    choose_labeled,
+    choose_labeled_per_half,
+    finetune_graph,
+    finetune_node,
+)
 from gs_algos.methods import METHODS, Method
 from gs_algos.search import GESS_SEARCH_SPACES, SearchResult, SearchSpace, grid_search
 
@@ -53,6 +59,7 @@ __all__ = [
     "call_model",
     "check_device",
     "choose_labeled",
+    "choose_labeled_per_half",
     "evaluate_outputs",
     "fit_epfgnn",
     "fit_gmnn",

@@ -6,8 +6,10 @@ Importing ``gs_data`` does not import torch: the torch-dependent API (``load``, 
 
 Main entry points
 -----------------
-load(name, root=None, **kw) -> torch_geometric.data.Data
-available_datasets() -> list of accepted names
+load(name, root=None, **kw) -> torch_geometric.data.Data (or, for a geometric name, the dataset)
+available_datasets() -> list of accepted node-classification names
+available_geometric() / geometric_spec(name) -> GeSS's geometric datasets: task, metric, shift
+load_geometric(name, info_level=..., **kw) -> one GeSS shift case (Track, QMOF, DrugOOD-3D, stand-ins)
 synthetic.default_graph(seed=0) -> the embedded synthetic graph (numpy/scipy)
 attach_split(data, split) -> Data with in_train_mask, ..., domain
 make_split(data, strategy, sizes=..., seed=..., cache_dir=...) -> Data (cached on disk)
@@ -30,6 +32,13 @@ from gs_data._io import (
     data_root,
 )
 from gs_data._registry import available_datasets
+from gs_data.geometric import (
+    GEOMETRIC_DATASETS,
+    GeometricSpec,
+    available_geometric,
+    geometric_spec,
+    load_geometric,
+)
 
 # name -> module that defines it (imported lazily: these modules import torch)
 _LAZY = {
@@ -62,11 +71,16 @@ _LAZY = {
     "NodeDataset": "gs_data.pyg",
     "get_idx_split": "gs_data.pyg",
 }
-_SUBMODULES = ("synthetic", "datasets", "splits", "edgewise", "lebed", "pyg")
+_SUBMODULES = ("synthetic", "datasets", "splits", "edgewise", "lebed", "pyg", "geometric")
 
 __all__ = [
     "__version__",
     "available_datasets",
+    "available_geometric",
+    "geometric_spec",
+    "load_geometric",
+    "GeometricSpec",
+    "GEOMETRIC_DATASETS",
     "data_root",
     "MissingRawFileError",
     "CorruptRawFileError",

@@ -225,8 +225,16 @@ def load(
     sparse_x: bool = False,
     normalize_features: bool = False,
     seed: int | None = None,
+    **geometric_options: Any,
 ) -> Data:
-    """Load a node-classification dataset as a PyG ``Data``.
+    """Load a node-classification dataset as a PyG ``Data``, or a geometric dataset.
+
+    A name of :func:`gs_data.geometric.available_geometric` (GeSS's shift cases and their
+    offline stand-ins, e.g. ``"track-pileup-pu50"``, ``"qmof-hse06"``,
+    ``"drugood3d-scaffold"``, ``"molecular-fidelity"``) is passed to
+    :func:`gs_data.geometric.load_geometric` with ``root`` and ``seed`` (default 0) and
+    ``geometric_options`` (``info_level``, ``sizes``, ``cache_dir``, ...), and that dataset
+    object is returned instead of a ``Data`` (it has ``split``, ``y`` and ``to_pyg``).
 
     Parameters
     ----------
@@ -273,6 +281,15 @@ def load(
         OGB-arxiv, ``y_multi`` for the multi-label ACDNE graphs, OGB's official
         ``train_mask``/``val_mask``/``test_mask``).
     """
+    from gs_data.geometric import is_geometric, load_geometric
+
+    if is_geometric(name):
+        if cache_dir is not None:
+            geometric_options.setdefault("cache_dir", cache_dir)
+        return load_geometric(name, root=root, seed=0 if seed is None else seed, **geometric_options)
+    if geometric_options:
+        raise TypeError(f"load() got options {sorted(geometric_options)} that only geometric datasets "
+                        f"accept; {name!r} is a node-classification dataset")
     spec = resolve_name(name)
     if not isinstance(missing_label, (int, np.integer)):
         raise TypeError(f"missing_label must be an int, got {type(missing_label).__name__}")

@@ -9,6 +9,22 @@ cloud and applies a 2-layer MLP head (GeSS, appendix B).
 
 ``forward(x, pos, batch=None) -> (graph_embeddings, outputs)`` with shapes
 ``(B, hidden_channels)`` and ``(B, out_channels)``; ``B = batch.max() + 1``.
+
+Two keyword inputs serve the interpretable / rationale methods of GeSS (DIR and LRI, run in
+gs-algos), which must act on embeddings or message weights and never on the categorical
+atom types:
+
+* ``point_weight`` (N,) in [0, 1]: every message ``j -> i`` of every layer is multiplied by
+  ``w_i * w_j``. This is the node-to-edge attention of the GeSS reference implementation
+  (``LRIBern.node_attn_to_edge_attn``: ``edge_attn = attn[src] * attn[dst]``, applied to the
+  messages of every layer in its EGNN, DGCNN and Point Transformer convolutions,
+  ``msg * edge_attn``). In EGNN a zero weight cuts the point off; in Point Transformer the
+  weight multiplies the message after the neighbourhood softmax, so the point still enters
+  its neighbours' attention normalisation, and DGCNN's later layers build their kNN graph in
+  feature space (both as in the GeSS code).
+* ``features`` (N, hidden_channels) float: point features used instead of the embedding of
+  ``x`` (the ``with_enc=False`` path of the GeSS encoders, by which DIR feeds the
+  rationale generator's embeddings to the classifier encoder).
 """
 
 from __future__ import annotations
@@ -17,7 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.nn import EdgeConv, PointTransformerConv, global_add_pool
-from torch_geometric.utils import scatter
+from torch_geometric.utils import scatter, softmax
 
 from gs_models._validation import check_positive_int
 from gs_models.configs import PointCloudConfig
@@ -25,6 +41,52 @@ from gs_models.knn import knn_graph
 from gs_models.node import make_activation, make_norm
 
 __all__ = ["DGCNN", "EGNN", "EGNNLayer", "PointCloudBackbone", "PointTransformer"]
+
+
+class _WeightedEdgeConv(EdgeConv):
+    """PyG ``EdgeConv`` whose message ``j -> i`` is multiplied by ``w_i * w_j`` when point
+    weights are given (same parameters and state-dict keys as ``EdgeConv``)."""
+
+    def forward(self, x: Tensor, edge_index: Tensor, point_weight: Tensor | None = None) -> Tensor:  # type: ignore[override]
+        w = None if point_weight is None else (point_weight.view(-1, 1),) * 2
+        # propagate_type: (x: PairTensor, w: Optional[PairTensor])
+        return self.propagate(edge_index, x=(x, x), w=w)
+
+    def message(self, x_i: Tensor, x_j: Tensor, w_i: Tensor | None = None,  # type: ignore[override]
+                w_j: Tensor | None = None) -> Tensor:
+        msg = self.nn(torch.cat([x_i, x_j - x_i], dim=-1))
+        return msg if w_i is None else msg * (w_i * w_j)
+
+
+class _WeightedPointTransformerConv(PointTransformerConv):
+    """PyG ``PointTransformerConv`` whose (attention-weighted) message ``j -> i`` is multiplied
+    by ``w_i * w_j`` when point weights are given, after the softmax, as the GeSS reference
+    implementation (``msg * edge_attn``)."""
+
+    def forward(self, x: Tensor, pos: Tensor, edge_index: Tensor,  # type: ignore[override]
+                point_weight: Tensor | None = None) -> Tensor:
+        from torch_geometric.utils import add_self_loops, remove_self_loops
+
+        alpha = (self.lin_src(x), self.lin_dst(x))
+        xs = (self.lin(x), x)
+        if self.add_self_loops:
+            edge_index, _ = remove_self_loops(edge_index)
+            edge_index, _ = add_self_loops(edge_index, num_nodes=pos.size(0))
+        w = None if point_weight is None else (point_weight.view(-1, 1),) * 2
+        # propagate_type: (x: PairTensor, pos: PairTensor, alpha: PairTensor, w: Optional[PairTensor])
+        return self.propagate(edge_index, x=xs, pos=(pos, pos), alpha=alpha, w=w)
+
+    def message(self, x_j: Tensor, pos_i: Tensor, pos_j: Tensor,  # type: ignore[override]
+                alpha_i: Tensor, alpha_j: Tensor, index: Tensor, ptr: Tensor | None,
+                size_i: int | None, w_i: Tensor | None = None,
+                w_j: Tensor | None = None) -> Tensor:
+        delta = self.pos_nn(pos_i - pos_j)
+        alpha = alpha_i - alpha_j + delta
+        if self.attn_nn is not None:
+            alpha = self.attn_nn(alpha)
+        alpha = softmax(alpha, index, ptr, size_i)
+        msg = alpha * (x_j + delta)
+        return msg if w_i is None else msg * (w_i * w_j)
 
 
 def _mlp(sizes: list[int], act: str, *, last_act: bool = False) -> nn.Sequential:
@@ -92,7 +154,8 @@ class PointCloudBackbone(nn.Module):
             )
         return self.embed(x)
 
-    def _check(self, x: Tensor, pos: Tensor, batch: Tensor | None) -> Tensor:
+    def _check(self, x: Tensor | None, pos: Tensor, batch: Tensor | None,
+               has_features: bool = False) -> Tensor:
         d = self.config.pos_dim
         if (
             not isinstance(pos, Tensor)
@@ -103,7 +166,7 @@ class PointCloudBackbone(nn.Module):
             raise ValueError(
                 f"pos must be a float tensor of shape (num_points, {d}), got {getattr(pos, 'shape', type(pos))}"
             )
-        if not isinstance(x, Tensor):
+        if not has_features and not isinstance(x, Tensor):
             raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
         if batch is None:
             return torch.zeros(pos.size(0), dtype=torch.long, device=pos.device)
@@ -117,14 +180,75 @@ class PointCloudBackbone(nn.Module):
         out = F.dropout(self.act(self.norms[i](out)), self.config.dropout, self.training)
         return h + out if self.config.residual and h.shape == out.shape else out
 
-    def point_embeddings(self, x: Tensor, pos: Tensor, batch: Tensor) -> Tensor:  # pragma: no cover
+    def _inputs(
+        self, x: Tensor | None, pos: Tensor, point_weight: Tensor | None, features: Tensor | None
+    ) -> tuple[Tensor, Tensor | None]:
+        """The layer-0 point features (embedding of ``x`` or ``features``) and the checked
+        point weights (``(N, 1)`` or ``None``)."""
+        n = pos.size(0)
+        if features is not None:
+            h = self.config.hidden_channels
+            if not isinstance(features, Tensor) or features.shape != (n, h) \
+                    or not torch.is_floating_point(features):
+                raise ValueError(
+                    f"features must be a float tensor of shape ({n}, {h}) (hidden_channels), "
+                    f"got {getattr(features, 'dtype', type(features).__name__)} "
+                    f"{tuple(getattr(features, 'shape', ()))}"
+                )
+            h0 = features
+        else:
+            if not isinstance(x, Tensor):
+                raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+            h0 = self._embed(x, pos)
+        w = None
+        if point_weight is not None:
+            if not isinstance(point_weight, Tensor) or point_weight.numel() != n \
+                    or point_weight.dim() > 2 or not torch.is_floating_point(point_weight):
+                raise ValueError(
+                    f"point_weight must be a float tensor of shape ({n},) (one weight per point), "
+                    f"got {getattr(point_weight, 'dtype', type(point_weight).__name__)} "
+                    f"{tuple(getattr(point_weight, 'shape', ()))}"
+                )
+            w = point_weight.reshape(n, 1)
+        return h0, w
+
+    def point_embeddings(
+        self,
+        x: Tensor | None,
+        pos: Tensor,
+        batch: Tensor | None = None,
+        *,
+        point_weight: Tensor | None = None,
+        features: Tensor | None = None,
+    ) -> Tensor:
+        """Point representations after the last layer, ``(N, hidden_channels)`` (before pooling).
+
+        ``point_weight`` and ``features`` as in the module docstring.
+        """
+        batch = self._check(x, pos, batch, features is not None)
+        h0, w = self._inputs(x, pos, point_weight, features)
+        return self._layers(h0, pos, batch, w)
+
+    def _layers(self, h: Tensor, pos: Tensor, batch: Tensor, w: Tensor | None) -> Tensor:  # pragma: no cover
         raise NotImplementedError
 
-    def forward(self, x: Tensor, pos: Tensor, batch: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        """Return ``(graph_embeddings (B, hidden), outputs (B, out_channels))``."""
-        batch = self._check(x, pos, batch)
-        h = self.point_embeddings(x, pos, batch)
-        g = global_add_pool(h, batch)
+    def forward(
+        self,
+        x: Tensor | None,
+        pos: Tensor,
+        batch: Tensor | None = None,
+        *,
+        point_weight: Tensor | None = None,
+        features: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        """Return ``(graph_embeddings (B, hidden), outputs (B, out_channels))``.
+
+        ``point_weight`` (N,) weights every message ``j -> i`` by ``w_i * w_j``; ``features``
+        (N, hidden) replaces the embedding of ``x`` (module docstring).
+        """
+        h = self.point_embeddings(x, pos, batch, point_weight=point_weight, features=features)
+        batch = self._check(x, pos, batch, features is not None)
+        g = global_add_pool(h, batch, size=int(batch.max()) + 1 if batch.numel() else 0)
         return g, self.head(g)
 
     def knn(self, pos: Tensor, batch: Tensor) -> Tensor:
@@ -141,6 +265,7 @@ class EGNNLayer(nn.Module):
         h_i' = \phi_h\big(h_i, \textstyle\sum_{j} m_{ij}\big).
 
     Shapes: ``h`` (N, H), ``pos`` (N, D), ``edge_index`` (2, E) -> ``(h' (N, H), pos' (N, D))``.
+    ``point_weight`` (N,): each message :math:`m_{ij}` is multiplied by :math:`w_i w_j`.
     """
 
     def __init__(self, channels: int, activation: str = "relu", update_pos: bool = True) -> None:
@@ -150,11 +275,15 @@ class EGNNLayer(nn.Module):
         self.update_pos = update_pos
         self.phi_x = _mlp([channels, channels, 1], activation) if update_pos else None
 
-    def forward(self, h: Tensor, pos: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
+    def forward(self, h: Tensor, pos: Tensor, edge_index: Tensor,
+                point_weight: Tensor | None = None) -> tuple[Tensor, Tensor]:
         j, i = edge_index[0], edge_index[1]  # message j -> i
         rel = pos[i] - pos[j]
         d2 = (rel * rel).sum(-1, keepdim=True)
         m = self.phi_e(torch.cat([h[i], h[j], d2], dim=-1))
+        if point_weight is not None:  # GeSS E_GCL_mask: edge_feat = edge_attn * edge_feat
+            w = point_weight.view(-1, 1)
+            m = m * (w[i] * w[j])
         agg = scatter(m, i, dim=0, dim_size=h.size(0), reduce="sum")
         if self.phi_x is not None:
             pos = pos + scatter(rel * self.phi_x(m), i, dim=0, dim_size=h.size(0), reduce="mean")
@@ -181,11 +310,10 @@ class EGNN(PointCloudBackbone):
             for _ in range(cfg.num_layers)
         )
 
-    def point_embeddings(self, x: Tensor, pos: Tensor, batch: Tensor) -> Tensor:
+    def _layers(self, h: Tensor, pos: Tensor, batch: Tensor, w: Tensor | None) -> Tensor:
         edge_index = self.knn(pos, batch)
-        h = self._embed(x, pos)
         for i, layer in enumerate(self.layers):
-            out, pos = layer(h, pos, edge_index)
+            out, pos = layer(h, pos, edge_index, w)
             h = self._block(i, h, out)
         return h
 
@@ -209,15 +337,17 @@ class DGCNN(PointCloudBackbone):
         self.layers = nn.ModuleList()
         for i in range(cfg.num_layers):
             width = h + cfg.pos_dim if i == 0 else h
-            self.layers.append(EdgeConv(_mlp([2 * width, h, h], cfg.activation), aggr="max"))
+            self.layers.append(
+                _WeightedEdgeConv(_mlp([2 * width, h, h], cfg.activation), aggr="max")
+            )
 
-    def point_embeddings(self, x: Tensor, pos: Tensor, batch: Tensor) -> Tensor:
-        h = torch.cat([self._embed(x, pos), pos], dim=-1)
+    def _layers(self, h: Tensor, pos: Tensor, batch: Tensor, w: Tensor | None) -> Tensor:
+        h = torch.cat([h, pos], dim=-1)
         for i, layer in enumerate(self.layers):
             edge_index = (
                 self.knn(pos, batch) if i == 0 else knn_graph(h.detach(), self.config.k, batch)
             )
-            h = self._block(i, h, layer(h, edge_index))
+            h = self._block(i, h, layer(h, edge_index, w))
         return h
 
 
@@ -239,7 +369,7 @@ class PointTransformer(PointCloudBackbone):
         cfg = self.config
         h = cfg.hidden_channels
         self.layers = nn.ModuleList(
-            PointTransformerConv(
+            _WeightedPointTransformerConv(
                 h,
                 h,
                 pos_nn=_mlp([cfg.pos_dim, h, h], cfg.activation),
@@ -248,9 +378,8 @@ class PointTransformer(PointCloudBackbone):
             for _ in range(cfg.num_layers)
         )
 
-    def point_embeddings(self, x: Tensor, pos: Tensor, batch: Tensor) -> Tensor:
+    def _layers(self, h: Tensor, pos: Tensor, batch: Tensor, w: Tensor | None) -> Tensor:
         edge_index = self.knn(pos, batch)
-        h = self._embed(x, pos)
         for i, layer in enumerate(self.layers):
-            h = self._block(i, h, layer(h, pos, edge_index))
+            h = self._block(i, h, layer(h, pos, edge_index, w))
         return h

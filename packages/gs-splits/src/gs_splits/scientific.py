@@ -229,6 +229,13 @@ def scientific_split(
         lookup[np.sort(src_codes)] = np.arange(len(src_codes))
         groups[is_src] = lookup[codes[is_src]]
         group_rule = "one subgroup per source domain (sorted order)"
+    # GeSS draws half of a Par-Label fine-tuning set from the pool items removed from
+    # ood_val and half from those removed from ood_test (appendix C.1): record which is which,
+    # one entry per ood_labeled sample in index order (np.flatnonzero(masks["ood_labeled"]))
+    origin = None
+    if info_level == "par_label":
+        from_val = np.isin(np.sort(labeled), val_share[:take_val])
+        origin = np.where(from_val, "ood_val", "ood_test").tolist()
     metadata = {
         "kind": "scientific",
         "info_level": info_level,
@@ -238,6 +245,7 @@ def scientific_split(
         "source_sizes": [float(x) for x in ss],
         "target_sizes": [float(x) for x in ts],
         "par_label_pool": int(labeled.size),
+        **({"ood_labeled_origin": origin} if origin is not None else {}),
         "group_rule": group_rule,
         "unused": int(n - is_src.sum() - is_tgt.sum()),
         "seed": seed_record,

@@ -1,48 +1,146 @@
-"""Runner of the ``gess`` suite (GeSS, section 4, table 3, appendices E-F).
+"""Runner of the ``gess`` suite (GeSS, section 4, table 3, appendices C-F).
 
-One job = (dataset, backbone, algorithm, info level, seed). Every epoch evaluates iid_val,
-iid_test, ood_val and ood_test; two selection tracks are kept (best on ID validation and best
-on OOD validation, appendix E) and both are reported: Test-ID / Test-OOD of each track, in the
-layout of table 3.
+One job = (dataset, backbone, algorithm, seed). The algorithm fixes the information level
+(GeSS section 4.1): ERM, VREx, GroupDRO, Mixup, DIR, LRI (and our IRM) at No-Info; DANN
+and DeepCoral (``coral``) at O-Feature, with the unlabeled target pool; ``tl-<N>`` at
+Par-Label, ERM pre-training then full fine-tuning on N labelled OOD samples (the paper's
+TL-100 / TL-500 / TL-1000 are three algorithms, three report rows). Every epoch evaluates
+iid_val, iid_test, ood_val and ood_test; two selection tracks are kept (best on ID
+validation and best on OOD validation, appendix E) and both are reported.
 
-Datasets (all built by gs-data through gs-splits' scientific splits):
+Datasets (one per GeSS shift case, table 2; all built by gs-data, whose geometric registry
+:data:`gs_data.geometric.GEOMETRIC_DATASETS` states each one's task, metric and shift):
 
-* ``molecular-fidelity``: the offline default of the QMOF fidelity shift (HOMO-LUMO gaps of
-  small real molecules computed by the project at PBE / HLE17 / HSE06* / HSE06; regression,
-  MAE, lower is better). Not QMOF itself: see gs-data's README.
-* ``moleculeace-assay`` / ``-scaffold`` / ``-size``: the DrugOOD-style offline default built
-  from MoleculeACE's ChEMBL data (binary, ROC-AUC). ``targets`` in the settings restricts it
-  to a few ChEMBL targets (the demo does, to keep conformer generation short).
-* ``track-pileup`` / ``track-signal``: simulated with PYTHIA 8 + ACTS (``gs-data[track]``;
-  binary, accuracy).
+* ``track-pileup-pu50`` / ``-pu90``, ``track-signal-tau3mu`` / ``-zp20`` / ``-zp10``: Track,
+  simulated with PYTHIA 8 + ACTS (``gs-data[track]``) or read from the event cache; binary,
+  accuracy; point features all ones (appendix C.2). Sizes: setting ``track_sizes``.
+* ``qmof-hse06`` / ``qmof-hse06_10hf``: the QMOF fidelity shift (``qmof_root``: ``qmof.csv`` and
+  ``relaxed_structures/``); regression, MAE.
+* ``molecular-fidelity`` / ``molecular-fidelity-hse06_10hf``: the offline stand-in of the
+  fidelity shift shipped with gs-data (HOMO-LUMO gaps of small molecules at the four levels);
+  regression, MAE.
+* ``drugood3d-assay`` / ``-scaffold`` / ``-size``: DrugOOD's LBAP files with GeSS conformers
+  (``drugood_root``); binary, ROC-AUC.
+* ``moleculeace-assay`` / ``-scaffold`` / ``-size``: the DrugOOD-style stand-in built from
+  MoleculeACE's ChEMBL data (``targets`` restricts it to a few ChEMBL targets).
 
-Info levels: ``no-info`` (source only), ``o-feature`` (unlabeled target pool, used by DANN /
-DeepCoral), ``par-label`` (ERM pretrained, then fine-tuned on N labeled target samples).
+Algorithm hyperparameters: the GeSS authors' tuned values (their released YAML configs,
+Graph-COM/GESS ``configs/core_config``, table :data:`GESS_HPARAMS`) where they exist; the
+stand-ins use the values of the case they stand in for (MoleculeACE: DrugOOD-3D's; molecular
+fidelity: QMOF's); anything else is the gs-algos default, labelled ``ours`` in the record.
+``[settings.hparams.<algorithm>]`` in the suite file overrides either.
+
+Validation before running (:func:`problems`): an algorithm that does not apply to the task
+(DIR on regression), a Par-Label size larger than the pool, and missing data are reported
+for every affected job before any job starts.
 """
 
 from __future__ import annotations
 
+import inspect
+import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from gs_bench.preflight import Problem
 from gs_bench.report import Table, fmt_mean_std, group_records
 from gs_bench.suites import SuiteConfig, SuiteConfigError, check_positive
 
-DATASETS = {
-    "molecular-fidelity": ("regression", "mae"),
-    "moleculeace-assay": ("binary", "auroc"),
-    "moleculeace-scaffold": ("binary", "auroc"),
-    "moleculeace-size": ("binary", "auroc"),
-    "track-pileup": ("binary", "accuracy"),
-    "track-signal": ("binary", "accuracy"),
-}
+log = logging.getLogger(__name__)
+
+#: ``--methods`` filters the ``algorithm`` axis of this suite.
+AXIS_ALIASES = {"method": "algorithm"}
+
+
+def _registry() -> dict[str, Any]:
+    """GeSS's shift cases and their stand-ins from gs-data's geometric registry
+    (:data:`gs_data.geometric.GEOMETRIC_DATASETS`): task, metric, shift, kNN ``k`` and the
+    GeSS config folder of every dataset of this suite are read there, not declared here."""
+    from gs_data.geometric import GEOMETRIC_DATASETS
+
+    return GEOMETRIC_DATASETS
+
+
+#: The datasets of this suite: gs-data's geometric registry (name -> GeometricSpec).
+DATASETS = _registry()
 BACKBONES = {"egnn": "gess-egnn", "dgcnn": "gess-dgcnn", "pointtransformer": "gess-pointtransformer"}
-ALGORITHMS = ("erm", "irm", "vrex", "groupdro", "mixup", "dann", "coral", "dir", "lri", "finetune")
+#: Algorithms in the order of GeSS table 3 (``irm`` is ours, not among GeSS's 11); ``tl-<N>``
+#: is Par-Label fine-tuning with N labelled OOD samples (GeSS: 100, 500, 1000).
+ALGORITHMS = ("erm", "vrex", "groupdro", "dir", "lri", "mixup", "irm", "dann", "coral")
+PAPER_TL = ("tl-100", "tl-500", "tl-1000")
 LEVELS = ("no-info", "o-feature", "par-label")
-_LEVEL_OF = {"dann": "o-feature", "coral": "o-feature", "finetune": "par-label"}
+_TL = re.compile(r"^tl-([1-9][0-9]*)$")
+#: Algorithms whose method does not apply to a task, with the reason (checked before running).
+INAPPLICABLE = {
+    ("dir", "regression"): "DIR applies to classification only: its interventional risk "
+    "combines sigmoid(spurious output) with the causal logits, and GeSS runs it on no "
+    "regression case (the fidelity shift, table 3); exclude it in the suite file",
+}
+
+#: The GeSS authors' tuned hyperparameters (Graph-COM/GESS ``configs/core_config/<case>/
+#: {No-Info,O-Feature}/<Algorithm>.yaml``: ``algo.coeff`` and ``algo.extra``), in gs-algos'
+#: parameter names. DIR: causal_ratio 0.5, alpha 1e-4 and LRI's prior schedule are the same in
+#: every config; Mixup's ``alpha`` is 0.1 everywhere.
+_DIR = {"causal_ratio": 0.5, "alpha": 1e-4}
+GESS_HPARAMS: dict[str, dict[str, dict[str, Any]]] = {
+    "DrugOOD_3D/assay": {"vrex": {"penalty_weight": 1.0}, "groupdro": {"step_size": 1.0},
+                         "lri": {"info_loss_coef": 0.01}, "mixup": {"prob": 0.75},
+                         "dann": {"domain_weight": 1.0}, "coral": {"penalty_weight": 0.1}},
+    "DrugOOD_3D/scaffold": {"vrex": {"penalty_weight": 0.001}, "groupdro": {"step_size": 0.1},
+                            "lri": {"info_loss_coef": 0.1}, "mixup": {"prob": 0.5},
+                            "dann": {"domain_weight": 0.001}, "coral": {"penalty_weight": 0.1}},
+    "DrugOOD_3D/size": {"vrex": {"penalty_weight": 0.001}, "groupdro": {"step_size": 0.001},
+                        "lri": {"info_loss_coef": 0.01}, "mixup": {"prob": 0.75},
+                        "dann": {"domain_weight": 0.01}, "coral": {"penalty_weight": 0.1}},
+    "QMOF/fidelity/hse06": {"vrex": {"penalty_weight": 0.001}, "groupdro": {"step_size": 0.01},
+                            "dann": {"domain_weight": 0.001}, "coral": {"penalty_weight": 0.001}},
+    "QMOF/fidelity/hse06_10hf": {"vrex": {"penalty_weight": 0.1}, "groupdro": {"step_size": 0.1},
+                                 "dann": {"domain_weight": 0.001}, "coral": {"penalty_weight": 0.1}},
+    "Track/pileup/PU50": {"vrex": {"penalty_weight": 0.001}, "groupdro": {"step_size": 0.01},
+                          "lri": {"info_loss_coef": 1.0}, "mixup": {"prob": 0.75},
+                          "dann": {"domain_weight": 0.001}, "coral": {"penalty_weight": 0.1}},
+    "Track/pileup/PU90": {"vrex": {"penalty_weight": 0.001}, "groupdro": {"step_size": 0.01},
+                          "lri": {"info_loss_coef": 0.1}, "mixup": {"prob": 0.25},
+                          "dann": {"domain_weight": 0.1}, "coral": {"penalty_weight": 0.01}},
+    "Track/signal/tau": {"vrex": {"penalty_weight": 1.0}, "groupdro": {"step_size": 0.1},
+                         "lri": {"info_loss_coef": 0.001}, "mixup": {"prob": 0.25},
+                         "dann": {"domain_weight": 5.0}, "coral": {"penalty_weight": 0.1}},
+    "Track/signal/zp_20": {"vrex": {"penalty_weight": 1.0}, "groupdro": {"step_size": 1.0},
+                           "lri": {"info_loss_coef": 0.001}, "mixup": {"prob": 0.25},
+                           "dann": {"domain_weight": 5.0}, "coral": {"penalty_weight": 0.1}},
+    "Track/signal/zp_10": {"vrex": {"penalty_weight": 0.001}, "groupdro": {"step_size": 0.01},
+                           "lri": {"info_loss_coef": 0.1}, "mixup": {"prob": 0.5},
+                           "dann": {"domain_weight": 5.0}, "coral": {"penalty_weight": 1.0}},
+}
+for _case in GESS_HPARAMS.values():
+    if "mixup" in _case:
+        _case["mixup"]["alpha"] = 0.1
+    if "lri" in _case:  # every case GeSS runs LRI on, it runs DIR on too
+        _case["dir"] = dict(_DIR)
+del _case
+
+#: Track sizes by name (``track_sizes``): gs-data's ``demo`` and GeSS table 4 (``paper``); ``ci``
+#: is ours (about a thousand events per case; Par-Label pools of 160 / 500 events).
+TRACK_SIZES: dict[str, dict[str, Any]] = {}
+
+
+def _track_sizes(name: str, shift: str, target_pileup: int = 50):
+    """Track sizes by name: gs-data's ``demo`` / ``ci`` / ``paper`` (GeSS table 4) or one of
+    :data:`TRACK_SIZES`."""
+    from gs_data.track import TrackPileupSizes, TrackSignalSizes
+
+    if name in TRACK_SIZES:
+        return TRACK_SIZES[name][shift]
+    if name not in ("demo", "ci", "paper"):
+        raise SuiteConfigError(f"track_sizes must be 'demo', 'ci' or 'paper', got {name!r}")
+    if shift == "pileup":
+        return getattr(TrackPileupSizes, name)(target_pileup)
+    return getattr(TrackSignalSizes, name)()
 
 
 @dataclass(frozen=True)
@@ -57,128 +155,532 @@ class Grid:
 @dataclass(frozen=True)
 class Settings:
     """``[settings]`` of the suite, the one place its keys and types are declared (strict
-    check in ``load_suite``). Defaults: appendix F / table 8 (batch 256, 100 epochs); 100
-    labeled OOD samples at the Par-Label level."""
+    check in ``load_suite``).
 
-    max_epochs: int = 100
-    batch_size: int = 256
-    par_label_n: int = 100
+    ``max_epochs``, ``batch_size`` and ``iterations_per_epoch`` default to GeSS table 8 per
+    shift and level (100 epochs, batch 256; Track-Pileup 200 epochs, batch 128 at O-Feature
+    and 75 fine-tuning epochs; 150 iterations per epoch at O-Feature); a value given here
+    replaces them everywhere (quick profiles). ``domain_head``: ``"binary"`` (GeSS's
+    source-vs-target discriminator for DANN, source-vs-target CORAL) or ``"subgroups"`` (one
+    domain per source subgroup plus the target; ours). ``hparams``: per-algorithm keyword
+    arguments of the gs-algos method, over GeSS's tuned values. ``par_label_pool``: labelled
+    OOD pool of DrugOOD-3D / MoleculeACE (GeSS: 1000 from each of ood_val and ood_test =
+    2000; the fidelity and Track pools follow GeSS table 4). ``share_pretraining``: the TL
+    rows of a grid point share one ERM pre-training in ``<results>/members`` (default on).
+    ``par_label_draw``: ``"gess"`` (half of N from the pool items removed from ood_val, half
+    from those removed from ood_test, GeSS appendix C.1; DrugOOD-3D and MoleculeACE) or
+    ``"uniform"`` (ours: N from the whole pool)."""
+
+    max_epochs: int | None = None
+    batch_size: int | None = None
     iterations_per_epoch: int | None = None
+    domain_head: str = "binary"
+    hparams: dict | None = None
     targets: list[str] | None = None
     cache_dir: str | None = None
     conformer_workers: int = 1
+    par_label_pool: int | None = None
+    qmof_root: str | None = None
+    drugood_root: str | None = None
+    moleculeace_dir: str | None = None
+    track_sizes: str = "demo"
+    track_cache_dir: str | None = None
+    track_seed: int = 0
+    track_workers: int = 1
+    share_pretraining: bool = True
+    par_label_draw: str = "gess"
 
     def __post_init__(self) -> None:
-        check_positive(self, "max_epochs", "batch_size", "par_label_n", "conformer_workers")
+        check_positive(self, "max_epochs", "batch_size", "iterations_per_epoch",
+                       "conformer_workers", "par_label_pool", "track_workers")
+        if self.domain_head not in ("binary", "subgroups"):
+            raise ValueError(f"domain_head must be 'binary' or 'subgroups', got {self.domain_head!r}")
+        if self.par_label_draw not in ("gess", "uniform"):
+            raise ValueError(f"par_label_draw must be 'gess' (half of N from each of the pool's "
+                             f"Val-OOD and Test-OOD parts) or 'uniform', got {self.par_label_draw!r}")
+        if self.track_sizes not in ("demo", "ci", "paper", *TRACK_SIZES):
+            raise ValueError(f"track_sizes must be 'demo', 'ci' or 'paper', got {self.track_sizes!r}")
 
 
+# ---------------------------------------------------------------------------- algorithms
+def tl_size(algorithm: str) -> int | None:
+    """N of ``tl-<N>`` (Par-Label fine-tuning), ``None`` for other algorithms."""
+    m = _TL.match(algorithm)
+    return int(m.group(1)) if m else None
+
+
+def level_of(algorithm: str) -> str:
+    """GeSS information level of an algorithm (section 4.1)."""
+    if tl_size(algorithm) is not None:
+        return "par-label"
+    return "o-feature" if algorithm in ("dann", "coral") else "no-info"
+
+
+def _check_algorithm(a: str) -> None:
+    if a == "finetune":
+        raise SuiteConfigError("algorithm 'finetune' was replaced by tl-100, tl-500 and tl-1000 "
+                               "(GeSS's three Par-Label rows; any tl-<N> is accepted)")
+    if a not in ALGORITHMS and tl_size(a) is None:
+        raise SuiteConfigError(
+            f"unknown algorithm {a!r}; accepted: {', '.join(ALGORITHMS)}, tl-<N> (e.g. "
+            f"{', '.join(PAPER_TL)})"
+        )
+
+
+def _method_class(algorithm: str):
+    from gs_algos import METHODS
+
+    return METHODS["erm" if tl_size(algorithm) is not None else algorithm]
+
+
+def method_params(name: str, algorithm: str, settings: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Keyword arguments of the gs-algos method of ``algorithm`` on dataset ``name`` and
+    their provenance: ``"gess"`` (the authors' tuned values), ``"ours"`` (gs-algos
+    defaults, no GeSS value for this case) or ``"suite"`` (``[settings.hparams]``)."""
+    case = DATASETS[name]
+    base: dict[str, Any] = {}
+    # GeSS's formulations of the methods whose released code differs from ours
+    if algorithm == "dann":
+        base.update(variant="gess", source_domains=settings.get("domain_head", "binary") == "subgroups")
+    elif algorithm == "coral":
+        base.update(source_domains=settings.get("domain_head", "binary") == "subgroups")
+    elif algorithm in ("vrex", "groupdro"):
+        base.update(variant="gess")
+    tuned = dict(GESS_HPARAMS.get(case.gess_config, {}).get(algorithm, {}))
+    source = "gess" if tuned or algorithm in ("erm",) or tl_size(algorithm) is not None else "ours"
+    base.update(tuned)
+    override = (settings.get("hparams") or {}).get(algorithm)
+    if override:
+        base.update(override)
+        source = "suite"
+    return base, source
+
+
+def _check_hparams(hparams: Any) -> None:
+    if hparams is None:
+        return
+    for algo, kwargs in hparams.items():
+        _check_algorithm(algo)
+        if not isinstance(kwargs, dict):
+            raise SuiteConfigError(f"settings.hparams.{algo} must be a table of parameters, got {kwargs!r}")
+        accepted = [p for p in inspect.signature(_method_class(algo).__init__).parameters if p != "self"]
+        for key in kwargs:
+            if key not in accepted:
+                raise SuiteConfigError(
+                    f"settings.hparams.{algo}.{key}: not a parameter of {_method_class(algo).__name__}; "
+                    f"accepted: {', '.join(accepted) or 'none'}"
+                )
+
+
+# ---------------------------------------------------------------------------- validation
 def validate(config: SuiteConfig) -> dict[str, str]:
+    """Names and settings (construction errors raise); returns a fingerprint per dataset.
+
+    Data availability and per-job applicability are reported by :func:`problems`.
+    """
     for axis in ("dataset", "backbone", "algorithm"):
         if axis not in config.grid:
             raise SuiteConfigError(f"{config.source}: the gess suite needs a grid axis {axis!r}")
     for d in config.grid["dataset"]:
         if d not in DATASETS:
-            raise SuiteConfigError(f"unknown GeSS dataset {d!r}; accepted: {', '.join(DATASETS)}")
-        if d.startswith("track"):
-            try:
-                import acts  # noqa: F401
-                import pythia8mc  # noqa: F401
-            except ImportError as exc:
-                raise SuiteConfigError(
-                    f"dataset {d!r} is simulated with PYTHIA 8 + ACTS: pip install 'gs-data[track]'"
-                ) from exc
+            old = {"track-pileup": "track-pileup-pu50 / -pu90",
+                   "track-signal": "track-signal-tau3mu / -zp20 / -zp10"}.get(d)
+            hint = f" (now one dataset per shift case: {old})" if old else ""
+            raise SuiteConfigError(f"unknown GeSS dataset {d!r}{hint}; accepted: {', '.join(DATASETS)}")
     for b in config.grid["backbone"]:
         if b not in BACKBONES:
             raise SuiteConfigError(f"unknown backbone {b!r}; accepted: {', '.join(BACKBONES)}")
     for a in config.grid["algorithm"]:
-        if a not in ALGORITHMS:
-            raise SuiteConfigError(f"unknown algorithm {a!r}; accepted: {', '.join(ALGORITHMS)}")
+        _check_algorithm(a)
+    _check_hparams(config.settings.get("hparams"))
+    return {d: _fingerprint(d, config.settings) for d in config.grid["dataset"]}
+
+
+def _fingerprint(name: str, s: dict[str, Any]) -> str:
+    """What identifies the data of dataset ``name`` under settings ``s``: gs-data's version,
+    the Track sizes and seed, the MoleculeACE targets, the data file's name and size."""
     from gs_data.__about__ import __version__
 
-    return {d: f"gs-data {__version__}" for d in config.grid["dataset"]}
+    case = DATASETS[name]
+    extra = ""
+    if case.family == "track":
+        extra = f" track {s.get('track_sizes', 'demo')} seed {s.get('track_seed', 0)}"
+    elif case.family == "moleculeace" and s.get("targets"):
+        extra = " targets " + ",".join(s["targets"])
+    path = _data_file(name, s)
+    if path is not None and path.is_file():
+        extra += f" {path.name}:{path.stat().st_size}"
+    return f"gs-data {__version__}{extra}"
 
 
-def _dataset(name: str, settings: dict[str, Any], level: str):
-    """(GeometricDataset-like object with .to_pyg and .split, number of atom categories)."""
-    info = level.replace("-", "_")
-    if name == "molecular-fidelity":
-        from gs_data.materials.molecular import load_molecular_fidelity
+def _data_file(name: str, settings: dict[str, Any]) -> Path | None:
+    from gs_data.geometric import _data_file as data_file
 
-        return load_molecular_fidelity(info_level=info)
-    if name.startswith("moleculeace-"):
+    case = DATASETS[name]
+    root = settings.get("qmof_root") if case.family == "qmof" else settings.get("drugood_root")
+    return data_file(case, root)
+
+
+def _track_requests(name: str, settings: dict[str, Any]) -> list[tuple[str, int, int]]:
+    from gs_data.track import pileup_requests, signal_requests
+
+    case = DATASETS[name]
+    if case.shift == "pileup":
+        pu = int(case.case[2:])
+        return pileup_requests(pu, _track_sizes(settings.get("track_sizes", "demo"), "pileup", pu))
+    return signal_requests(case.case, _track_sizes(settings.get("track_sizes", "demo"), "signal"))
+
+
+def data_problem(name: str, settings: dict[str, Any]) -> str | None:
+    """Why dataset ``name`` cannot be loaded on this machine (``None``: it can)."""
+    case = DATASETS[name]
+    if case.family == "molecular-fidelity":
+        return None  # shipped with gs-data
+    if case.family in ("qmof", "drugood3d", "moleculeace"):
+        from gs_data.geometric import missing_geometric_data
+
+        key = {"qmof": "qmof_root", "drugood3d": "drugood_root", "moleculeace": "moleculeace_dir"}[case.family]
+        why = missing_geometric_data(name, root=settings.get(key) if case.family != "moleculeace" else None,
+                                     data_dir=settings.get("moleculeace_dir"))
+        if why is None and case.family == "moleculeace" and settings.get("moleculeace_dir"):
+            folder = Path(settings["moleculeace_dir"])
+            missing = [t for t in (settings.get("targets") or []) if not (folder / f"{t}.csv").is_file()]
+            why = f"MoleculeACE targets {missing} have no CSV in {folder}" if missing else None
+        if why is None:
+            return None
+        if case.stand_in_for is None:
+            why += f" or set the suite setting {key} (offline stand-in: {_stand_in_of(name)})"
+        return why
+    # track: every sample in the event cache, or the simulator to make the missing ones
+    from gs_data.track import cached_event_count
+    from gs_data.track._deps import INSTALL_HINT, simulation_available
+
+    seed = int(settings.get("track_seed", 0))
+    missing = [f"{p}@PU{pu} ({cached_event_count(p, pu, seed, settings.get('track_cache_dir'))}/{n} cached)"
+               for p, pu, n in _track_requests(name, settings)
+               if cached_event_count(p, pu, seed, settings.get("track_cache_dir")) < n]
+    if missing and not simulation_available():
+        from gs_data.track import default_cache_dir
+
+        where = settings.get("track_cache_dir") or default_cache_dir()
+        return (f"Track events not in the cache {where} ({', '.join(missing)}) and PYTHIA 8 + ACTS "
+                f"are not installed to simulate them: {INSTALL_HINT}")
+    return None
+
+
+def par_label_pool_size(name: str, settings: dict[str, Any]) -> int | None:
+    """Size of the labelled OOD pool of dataset ``name`` by construction (GeSS table 4 /
+    appendix C.1), or ``None`` when it depends on data this machine lacks."""
+    case = DATASETS[name]
+    if case.family in ("drugood3d", "moleculeace"):
+        pool = settings.get("par_label_pool")
+        if pool is not None:
+            return 2 * (int(pool) // 2) if case.family == "drugood3d" else int(pool)
+        return 2000
+    if case.family == "molecular-fidelity":
         import gs_data
-        from gs_data.molecules.moleculeace import load_moleculeace_ood
 
-        targets = settings.get("targets")
-        cache_dir = settings.get("cache_dir") or str(gs_data.data_root() / "conformers")
-        return load_moleculeace_ood(
-            name.split("-", 1)[1], info_level=info, targets=targets,
-            cache_dir=cache_dir, n_workers=int(settings.get("conformer_workers", 1)),
-        )
-    raise SuiteConfigError(f"dataset {name!r} is not wired into the gess runner yet")
+        ds = gs_data.load_geometric(name, info_level="par_label")
+        return int(ds.split.masks["ood_labeled"].sum())
+    if case.family == "qmof":
+        path = _data_file(name, settings)
+        if path is None or not path.is_file():
+            return None
+        from gs_data.materials import FidelityShiftConfig, fidelity_sizes
+
+        with open(path) as fh:
+            n = max(sum(1 for _ in fh) - 1, 0)
+        return fidelity_sizes(n, FidelityShiftConfig(target=case.case))[0] // 3
+    from gs_data.track import split_counts
+
+    sizes = _track_sizes(settings.get("track_sizes", "demo"), case.shift,
+                         int(case.case[2:]) if case.shift == "pileup" else 50)
+    if case.shift == "pileup":
+        return 2 * (sizes.n_target_pairs - sizes.n_ood_val_pairs - sizes.n_ood_test_pairs)
+    return sizes.n_bkg_pool + split_counts(sizes.n_target, sizes.id_fractions)[0]
 
 
-def _parts(ds, domain_codes: np.ndarray) -> dict[str, list]:
+def problems(config: SuiteConfig, jobs: Sequence[dict[str, Any]]) -> list[Problem]:
+    """Every planned job that cannot succeed, grouped by cause (see :mod:`gs_bench.preflight`)."""
+    out: list[Problem] = []
+    count: dict[tuple, int] = {}
+    for j in jobs:
+        key = (j["params"]["dataset"], j["params"]["algorithm"])
+        count[key] = count.get(key, 0) + 1
+    datasets = list(dict.fromkeys(k[0] for k in count))
+    settings = config.settings
+    for (d, a), n in count.items():
+        case = DATASETS[d]
+        reason = INAPPLICABLE.get((a, case.task))
+        if reason:
+            out.append(Problem("construction", f"dataset={d}, algorithm={a}", reason, n))
+    pools: dict[str, int | None] = {}
+    for (d, a), n in count.items():
+        size = tl_size(a)
+        if size is None:
+            continue
+        if d not in pools:
+            try:
+                pools[d] = par_label_pool_size(d, settings)
+            except Exception as exc:  # noqa: BLE001 - a pool we cannot size is checked at run time
+                log.info("pool size of %s unknown before running: %s", d, exc)
+                pools[d] = None
+        pool = pools[d]
+        if pool is not None and size > pool:
+            out.append(Problem(
+                "construction", f"dataset={d}, algorithm={a}",
+                f"Par-Label needs {size} labelled OOD samples but the pool of {d} holds {pool} "
+                f"(GeSS draws N from a pool of 2 x 1000); use a smaller tl-<N>"
+                + (" or larger track_sizes" if DATASETS[d].family == "track" else ""), n))
+    for d in datasets:
+        why = data_problem(d, settings)
+        if why:
+            n = sum(v for (dd, _), v in count.items() if dd == d)
+            out.append(Problem("data", f"dataset={d}", why, n))
+    return out
+
+
+# ---------------------------------------------------------------------------- loading
+def _dataset(name: str, settings: dict[str, Any], level: str):
+    """The gs-data dataset of ``name`` at ``level`` (:func:`gs_data.load_geometric`, never
+    its MoleculeACE fallback: a job's dataset is the one it names): an object with
+    ``split`` (masks, groups) and ``to_pyg(indices)``."""
+    import gs_data
+    from gs_data.molecules.moleculeace import MoleculeACEConfig
+
+    case = DATASETS[name]
+    info = level.replace("-", "_")
+    why = data_problem(name, settings)
+    if why:
+        raise FileNotFoundError(f"dataset {name!r}: {why}")
+    pool = settings.get("par_label_pool")
+    kw: dict[str, Any] = {}
+    root = None
+    conformer_cache = settings.get("cache_dir") or str(gs_data.data_root() / "conformers")
+    workers = int(settings.get("conformer_workers", 1))
+    if case.family == "qmof":
+        root = settings.get("qmof_root")
+    elif case.family == "drugood3d":
+        root = settings.get("drugood_root")
+        kw = dict(par_label_per_part=int(pool) // 2 if pool else 1000, cache_dir=conformer_cache,
+                  n_workers=workers)
+    elif case.family == "moleculeace":
+        kw = dict(config=MoleculeACEConfig(par_label_pool=int(pool)) if pool else None,
+                  data_dir=settings.get("moleculeace_dir"), targets=settings.get("targets"),
+                  cache_dir=conformer_cache, n_workers=workers)
+    elif case.family == "track":
+        pu = int(case.case[2:]) if case.shift == "pileup" else 50
+        kw = dict(sizes=_track_sizes(settings.get("track_sizes", "demo"), case.shift, pu),
+                  cache_dir=settings.get("track_cache_dir"),
+                  n_workers=int(settings.get("track_workers", 1)))
+    seed = int(settings.get("track_seed", 0)) if case.family == "track" else 0
+    return gs_data.load_geometric(name, info_level=info, root=root, seed=seed, stand_in=False, **kw)
+
+
+def _stand_in_of(name: str) -> str:
+    """The offline stand-in entry of GeSS case ``name`` (its family's, for the message)."""
+    for other, spec in DATASETS.items():
+        if spec.stand_in_for == name:
+            return other
+    return "none"
+
+
+def _unit_coordinates(pos):
+    """GeSS's ``CoorsNorm`` for Track (``GESS/models/models/tools.py``, applied by
+    ``BaseModel.calc_geo_feat`` before the kNN graph when the dataset is Track): every hit's
+    coordinates divided by their own norm (its direction from the interaction point; the
+    learnable ``scale`` is not applied). Without it the raw millimetre coordinates make EGNN
+    diverge."""
+    return pos / pos.norm(dim=-1, keepdim=True).clamp(min=1e-6)
+
+
+def _parts(ds, level: str, unit_coordinates: bool = False) -> dict[str, list]:
+    """PyG graphs per split part, each with ``y`` (1,) float and ``domain``: the source
+    subgroup of GeSS (table 6; ``split.groups``). Items without a subgroup (Track-Signal
+    background events, target items) get one extra id after the subgroups.
+    ``unit_coordinates``: :func:`_unit_coordinates` (Track)."""
     import torch
 
+    groups = np.asarray(ds.split.groups) if ds.split.groups is not None else np.zeros(len(ds), int)
+    codes = groups.astype(np.int64).copy()
+    codes[codes < 0] = int(groups.max()) + 1 if groups.size else 0
+    wanted = ["train", "iid_val", "iid_test", "ood_val", "ood_test"]
+    if level == "o-feature":
+        wanted.append("train_target")
+    if level == "par-label":
+        wanted.append("ood_labeled")
     parts = {}
-    for part in ("train", "iid_val", "iid_test", "ood_val", "ood_test", "train_target", "ood_labeled"):
+    for part in wanted:
         mask = ds.split.masks.get(part)
         if mask is None or not mask.any():
             continue
-        graphs = ds.to_pyg(np.flatnonzero(mask))
-        for g in graphs:
-            g.domain = torch.tensor(int(domain_codes[int(g.idx)]))
+        idx = np.flatnonzero(mask)
+        graphs = ds.to_pyg(idx)
+        for i, g in zip(idx, graphs, strict=True):
+            g.domain = torch.tensor(int(codes[i]))
+            g.y = g.y.reshape(-1).float()
+            if unit_coordinates:
+                g.pos = _unit_coordinates(g.pos)
         parts[part] = graphs
     return parts
 
 
+def _model_inputs(ds, case) -> tuple[int, bool]:
+    """``(in_channels, categorical)``: Track's all-ones float feature, else atom types."""
+    if case.family == "track":
+        return 1, False
+    return int(ds.num_atom_types), True
+
+
+# ---------------------------------------------------------------------------- one job
+def train_config(name: str, algorithm: str, settings: dict[str, Any], seed: int, level: str | None = None,
+                 device: str = "auto"):
+    """The :class:`gs_algos.TrainConfig` of a job: GeSS table 8 for the shift and level,
+    then the suite's ``max_epochs`` / ``batch_size`` / ``iterations_per_epoch``; ``device``
+    from ``gs-bench run --device``."""
+    from gs_algos import TrainConfig
+
+    case = DATASETS[name]
+    level = level or level_of(algorithm)
+    cfg = TrainConfig.gess(shift=case.shift, level=level, seed=seed, task=case.task, metric=case.metric,
+                           device=device)
+    changes = {k: int(settings[k]) for k in ("max_epochs", "batch_size") if settings.get(k)}
+    if cfg.iterations_per_epoch is not None and settings.get("iterations_per_epoch"):
+        changes["iterations_per_epoch"] = int(settings["iterations_per_epoch"])
+    return cfg.replace(**changes) if changes else cfg
+
+
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    from gs_algos import METHODS, TrainConfig, finetune_graph, fit_graph, seeded
+    from gs_algos import METHODS, finetune_graph, fit_graph, seeded
     from gs_models import build_model
 
     params, settings, seed = job["params"], job["settings"], int(job["seed"])
     name, algo = params["dataset"], params["algorithm"]
-    level = _LEVEL_OF.get(algo, "no-info")
-    task, metric = DATASETS[name]
+    case = DATASETS[name]
+    _check_algorithm(algo)
+    reason = INAPPLICABLE.get((algo, case.task))
+    if reason:
+        raise ValueError(f"{name} x {algo}: {reason}")
+    level = level_of(algo)
     ds = _dataset(name, settings, level)
-    _, codes = np.unique(np.asarray(ds.domain).astype(str), return_inverse=True)
-    parts = _parts(ds, codes)
-    for gs in parts.values():  # one label per graph: (1,) float (BCE logit target / regression)
-        for g in gs:
-            g.y = g.y.reshape(-1).float()
-    cfg = TrainConfig.gess(level=level, seed=seed, task=task, metric=metric,
-                           max_epochs=int(settings.get("max_epochs", 100)),
-                           batch_size=int(settings.get("batch_size", 256)),
-                           device=job.get("device", "auto"))
-    if cfg.iterations_per_epoch is not None and "iterations_per_epoch" in settings:
-        cfg = cfg.replace(iterations_per_epoch=int(settings["iterations_per_epoch"]))
-    out_dim = 1  # binary: one logit (gs-algos' BCE); regression: one value
-    k = {"molecular-fidelity": 10}.get(name, 3 if name.startswith("moleculeace") else 5)  # GeSS kNN k
+    parts = _parts(ds, level, unit_coordinates=case.family == "track")
+    in_ch, categorical = _model_inputs(ds, case)
+    # the device comes from the executor (gs-bench run --device), not the settings: not in the key
+    device = job.get("device", "auto")
     model = seeded(
-        lambda: build_model(BACKBONES[params["backbone"]], int(ds.num_atom_types), out_dim, categorical=True, k=k),
+        lambda: build_model(BACKBONES[params["backbone"]], in_ch, 1, categorical=categorical, k=case.knn_k),
         seed,
     )
     eval_parts = {k: v for k, v in parts.items() if k in ("train", "iid_val", "iid_test", "ood_val", "ood_test")}
-    if algo == "finetune":
-        res = fit_graph(model, eval_parts, METHODS["erm"](), cfg)
+    kwargs, source = method_params(name, algo, settings)
+    n_tl = tl_size(algo)
+    if n_tl is not None:
         pool = parts.get("ood_labeled", [])
-        n = min(int(settings.get("par_label_n", 100)), len(pool))
-        if n == 0:
-            raise ValueError(f"{name}: no labeled OOD pool for the Par-Label level")
-        _, res = finetune_graph(model, {**eval_parts, "ood_labeled": pool}, n, cfg, seed=seed)
+        if n_tl > len(pool):
+            raise ValueError(
+                f"{name} x {algo}: Par-Label needs {n_tl} labelled OOD samples but the pool holds "
+                f"{len(pool)}; use a smaller tl-<N>"
+            )
+        # ERM pre-training with the No-Info protocol (GeSS: the No-Info ERM checkpoint), then
+        # full fine-tuning with the Par-Label protocol (table 8: 75 epochs on Track-Pileup).
+        # The pre-trained model is shared by the TL rows of a grid point (tl-100/500/1000):
+        # the first trains and stores it, the others load it (fine-tuning is seeded, so the
+        # results are the same either way).
+        pre_cfg = train_config(name, algo, settings, seed, "no-info", device=device)
+        cache = _pretrain_cache(job)
+        key = cache.key("gess-erm-pretrain", seed, pre_cfg, model) if cache is not None else None
+        pre_epoch = cache.load(key, model) if cache is not None else None
+        pretrain_cached = pre_epoch is not None
+        if not pretrain_cached:
+            pre = fit_graph(model, eval_parts, METHODS["erm"](), pre_cfg)
+            pre_epoch = pre.best.epoch
+            if cache is not None:
+                cache.save(key, model, pre_epoch)
+        halves = _pool_halves(ds, settings)
+        _, res = finetune_graph(model, {**eval_parts, "ood_labeled": pool}, n_tl,
+                                train_config(name, algo, settings, seed, device=device), seed=seed,
+                                pool_halves=halves)
     else:
-        meth = METHODS[algo]()
+        meth = METHODS[algo](**kwargs)
         target = parts.get("train_target") if level == "o-feature" else None
-        res = fit_graph(model, eval_parts, meth, cfg, target=target)
-    out: dict[str, Any] = {"metric": metric, "level": level, "epochs_run": res.epochs_run}
+        res = fit_graph(model, eval_parts, meth, train_config(name, algo, settings, seed, device=device),
+                        target=target)
+    out: dict[str, Any] = {"metric": case.metric, "level": level, "epochs_run": res.epochs_run,
+                           "hparams": {k: v for k, v in kwargs.items()}, "hparams_source": source,
+                           "stand_in": case.stand_in}
     for track_name, track in res.tracks.items():
         sel = "id" if track_name == "iid_val" else "ood"
-        out[f"{sel}_sel_test_id"] = float(track.metrics.get("iid_test", {}).get(metric, float("nan")))
-        out[f"{sel}_sel_test_ood"] = float(track.metrics.get("ood_test", {}).get(metric, float("nan")))
+        out[f"{sel}_sel_test_id"] = float(track.metrics.get("iid_test", {}).get(case.metric, float("nan")))
+        out[f"{sel}_sel_test_ood"] = float(track.metrics.get("ood_test", {}).get(case.metric, float("nan")))
         out[f"{sel}_sel_epoch"] = int(track.epoch)
     out["sizes"] = {k: len(v) for k, v in parts.items()}
+    if n_tl is not None:
+        out["tl_n"] = n_tl
+        out["pretrain_epoch"] = int(pre_epoch)
+        out["pretrain_cached"] = pretrain_cached
+        out["par_label_draw"] = "gess" if halves is not None else "uniform"
     return out
+
+
+def _pool_halves(ds, settings: dict[str, Any]) -> np.ndarray | None:
+    """0/1 per labelled-pool item (removed from ood_val / ood_test) for GeSS's draw of half
+    the Par-Label set from each (appendix C.1; ``par_label_draw = "gess"``, the default), or
+    ``None`` for a uniform draw from the whole pool: ``par_label_draw = "uniform"`` (ours),
+    or a pool that is not made of two such halves (Track and the fidelity shift, whose pools
+    are their own parts in GeSS table 4)."""
+    origin = ds.split.metadata.get("ood_labeled_origin")
+    if settings.get("par_label_draw", "gess") != "gess" or origin is None:
+        return None
+    return (np.asarray(origin) == "ood_test").astype(np.int64)
+
+
+def _pretrain_cache(job: dict[str, Any]):
+    """Where the TL rows of one grid point share their ERM pre-training
+    (``<results>/members``, gs-algos' :class:`~gs_algos.node_methods.MemberCache`, as the
+    structural runner's shared members), or ``None`` without a results folder or with
+    ``share_pretraining = false``. The tag holds everything the pre-training depends on
+    besides its seed, training configuration and model shapes (which the key adds): the
+    dataset, backbone, settings, the data files' fingerprint and the package versions; the
+    algorithm is left out, so tl-100, tl-500 and tl-1000 share one entry."""
+    import json
+
+    from gs_algos.node_methods import MemberCache
+
+    settings = job["settings"]
+    if not job.get("workdir") or not settings.get("share_pretraining", True):
+        return None
+    import gs_algos
+    import gs_data
+    import gs_models
+    import gs_splits
+
+    params = {k: v for k, v in job["params"].items() if k != "algorithm"}
+    tag = json.dumps({
+        "suite": job.get("suite"), "params": params, "level": "par-label",
+        "settings": {k: v for k, v in settings.items() if k not in ("hparams", "share_pretraining")},
+        "data": _fingerprint(params["dataset"], settings),
+        "versions": [m.__version__ for m in (gs_splits, gs_data, gs_models, gs_algos)],
+    }, sort_keys=True, default=str)
+    return MemberCache(Path(job["workdir"]) / "members", tag)
+
+
+def order_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """TL rows last, smallest N first across the grid points: each grid point's first TL
+    job trains the shared ERM pre-training (:func:`_pretrain_cache`) before its larger-N
+    rows start on another worker, which then load it instead of training it again."""
+    def rank(job: dict[str, Any]) -> tuple[int, int]:
+        n = tl_size(job["params"]["algorithm"])
+        return (0, 0) if n is None else (1, n)
+
+    return sorted(jobs, key=rank)  # stable: the grid order within each rank
+
+
+# ---------------------------------------------------------------------------- report
+def _algo_rank(a: str) -> tuple[int, int]:
+    n = tl_size(a)
+    if n is not None:
+        return (len(ALGORITHMS), n)
+    return (ALGORITHMS.index(a) if a in ALGORITHMS else len(ALGORITHMS) - 1, 0)
 
 
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
@@ -187,7 +689,8 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     for ds in sorted({k[0] for k in groups}):
         rows = []
         metric = ""
-        for key in sorted(k for k in groups if k[0] == ds):
+        keys = sorted((k for k in groups if k[0] == ds), key=lambda k: (k[1], _algo_rank(k[2])))
+        for key in keys:
             recs = groups[key]
             metric = recs[0]["metrics"]["metric"]
             scale = 1.0 if metric == "mae" else 100.0
@@ -196,11 +699,17 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
                 for test in ("id", "ood"):
                     row.append(fmt_mean_std([r["metrics"][f"{sel}_sel_test_{test}"] for r in recs], scale=scale, digits=3 if metric == "mae" else 2))
             rows.append(row)
-        unit = "MAE (eV), lower is better" if metric == "mae" else f"{metric} (%)"
+        from gs_data.geometric import GEOMETRIC_METRICS
+
+        label = GEOMETRIC_METRICS.get(metric, metric)
+        unit = "MAE (eV), lower is better" if metric == "mae" else f"{label} (%)"
+        spec = DATASETS.get(ds)
+        stand = f" (offline stand-in for {spec.stand_in_for}, ours)" if spec is not None and spec.stand_in else ""
         out.append(Table(
-            f"GeSS {ds}: Test-ID / Test-OOD {unit}, mean ± std over seeds (table 3 layout)",
+            f"GeSS {ds}{stand}: Test-ID / Test-OOD {unit}, mean ± std over seeds (table 3 layout)",
             ["backbone", "algorithm", "info level", "ID-sel Test-ID", "ID-sel Test-OOD", "OOD-sel Test-ID", "OOD-sel Test-OOD"],
             rows,
-            note="ID-sel / OOD-sel: model selected on ID / OOD validation (GeSS appendix E).",
+            note="ID-sel / OOD-sel: model selected on ID / OOD validation (GeSS appendix E). "
+                 "tl-<N>: Par-Label fine-tuning on N labelled OOD samples (GeSS TL-100/500/1000).",
         ))
     return out

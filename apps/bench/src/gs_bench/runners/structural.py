@@ -52,7 +52,7 @@ import numpy as np
 
 from gs_bench.published import published
 from gs_bench.report import Figure, Table, fmt_mean_std, group_records, mean_std
-from gs_bench.suites import SuiteConfig, SuiteConfigError, check_positive
+from gs_bench.suites import DataMissingError, SuiteConfig, SuiteConfigError, check_positive
 
 log = logging.getLogger(__name__)
 
@@ -250,7 +250,7 @@ def validate(config: SuiteConfig) -> dict[str, str]:
             except SuiteConfigError as exc:
                 log.warning("skipping dataset %s (skip_missing_datasets): %s", name, exc)
         if not fingerprints:
-            raise SuiteConfigError("none of the grid's datasets has its files; see the warnings")
+            raise DataMissingError("none of the grid's datasets has its files; see the warnings")
     else:
         fingerprints = dataset_fingerprints(config)
     if source == "authors":
@@ -285,7 +285,7 @@ def _check_authors_files(config: SuiteConfig, datasets: list[str]) -> None:
         for strategy in config.grid["strategy"]:
             path = authors_split_path(name, strategy, root)
             if not path.is_file():
-                raise SuiteConfigError(
+                raise DataMissingError(
                     f"split_source 'authors': {path} is missing; copy the authors' "
                     f"datasets/<name>/splits/{strategy}.pth there"
                 )
@@ -330,7 +330,7 @@ def dataset_fingerprint(name: str, root: str | None = None) -> str:
     for p in paths:
         p = Path(p)
         if not p.is_file():
-            raise SuiteConfigError(
+            raise DataMissingError(
                 f"dataset {name!r}: raw file {p} is missing; download it or place it there "
                 f"(or set GS_DATA_ROOT / the suite setting `root`)"
             )
@@ -357,7 +357,7 @@ def _root(root: str | None) -> str | None:
         cand = folder.parent / "shared" / "datasets"
         if cand.is_dir():
             return str(cand)
-    raise SuiteConfigError(
+    raise DataMissingError(
         "the suite reads the shared real datasets (root = \"shared\") but none were found: "
         "set GS_SHARED_DATA to the folder holding structural-shifts/, planetoid/, ..."
     )

@@ -5,7 +5,7 @@
 
 from gs_algos.methods.base import Method, domain_embeddings, group_risks
 from gs_algos.methods.eerm import EERM, GoodGraphEditor, StructureExplorer, good_eerm_beta
-from gs_algos.methods.geometric import DIR, LRIBernoulli, bernoulli_kl, split_by_score
+from gs_algos.methods.geometric import DIR, LRIBernoulli, bernoulli_kl, dir_loss_of, split_by_score
 from gs_algos.methods.robust import (
     DANN,
     ERM,
@@ -60,5 +60,6 @@ __all__ = [
     "good_reversal_coefficient",
     "domain_embeddings",
     "group_risks",
+    "dir_loss_of",
     "split_by_score",
 ]

@@ -84,21 +84,33 @@ class IRM(Method):
 
 class VREx(Method):
     """V-REx (Krueger et al. 2021, eq. 8): mean of the per-domain risks plus
-    ``penalty_weight`` x their variance."""
+    ``penalty_weight`` x their variance.
+
+    ``variant="gess"`` (GeSS ``GESS/algorithms/baselines/VREx.py``): the mean loss over the
+    items of the batch (not over domains) plus ``penalty_weight`` x the *unbiased* variance
+    of the per-domain risks (``torch.var``; 0 with a single domain in the batch)."""
 
     name = "vrex"
     requires_domains = True
 
-    def __init__(self, penalty_weight: float = 1.0) -> None:
+    def __init__(self, penalty_weight: float = 1.0, variant: str = "ours-v1") -> None:
         super().__init__()
         if penalty_weight < 0:
             raise ValueError(f"penalty_weight must be >= 0, got {penalty_weight!r}")
+        if variant not in ("ours-v1", "gess"):
+            raise ValueError(f"variant must be 'ours-v1' or 'gess', got {variant!r}")
         self.penalty_weight = float(penalty_weight)
+        self.variant = variant
 
     def training_loss(self, model, batch, epoch):
         dom = _need_domain(batch, self.name)
         _, out = batch.forward(model)
-        risks, _ = group_risks(batch.losses(out), dom)
+        losses = batch.losses(out)
+        risks, _ = group_risks(losses, dom)
+        if self.variant == "gess":
+            var = risks.var() if risks.numel() > 1 else risks.sum() * 0
+            loss = losses.mean() + self.penalty_weight * var
+            return loss, {"loss": float(losses.mean().detach()), "variance": float(var.detach())}
         var = risks.var(unbiased=False) if risks.numel() > 1 else risks.sum() * 0
         loss = risks.mean() + self.penalty_weight * var
         return loss, {"loss": float(risks.mean().detach()), "variance": float(var.detach())}
@@ -107,16 +119,24 @@ class VREx(Method):
 class GroupDRO(Method):
     """Group DRO with the online exponentiated-gradient weights of Sagawa et al. (2020,
     algorithm 1): ``q_g <- q_g * exp(step_size * risk_g)``, renormalised, and the
-    optimised loss is ``sum_g q_g risk_g``. ``step_size`` is the exponent (GeSS table 7)."""
+    optimised loss is ``sum_g q_g risk_g``. ``step_size`` is the exponent (GeSS table 7).
+
+    ``variant="gess"`` (GeSS ``GESS/algorithms/baselines/groupdro.py``): the weights are not
+    carried from step to step; every batch uses ``q = softmax(step_size * risk)`` over the
+    domains present in it (``exp_coeff``). The paper cites Sagawa et al.'s online algorithm;
+    its code is this per-batch weighting."""
 
     name = "groupdro"
     requires_domains = True
 
-    def __init__(self, step_size: float = 0.01) -> None:
+    def __init__(self, step_size: float = 0.01, variant: str = "ours-v1") -> None:
         super().__init__()
         if step_size < 0:
             raise ValueError(f"step_size must be >= 0, got {step_size!r}")
+        if variant not in ("ours-v1", "gess"):
+            raise ValueError(f"variant must be 'ours-v1' or 'gess', got {variant!r}")
         self.step_size = float(step_size)
+        self.variant = variant
         self.register_buffer("q", torch.ones(0))
 
     def build(self, spec: TaskSpec) -> None:
@@ -127,6 +147,10 @@ class GroupDRO(Method):
         dom = _need_domain(batch, self.name)
         _, out = batch.forward(model)
         risks, ids = group_risks(batch.losses(out), dom)
+        if self.variant == "gess":
+            w = torch.softmax(self.step_size * risks.detach(), 0)
+            loss = (w * risks).sum()
+            return loss, {"loss": float(risks.mean().detach()), "max_q": float(w.max())}
         if int(ids.max()) >= self.q.numel():
             raise ValueError(
                 f"domain id {int(ids.max())} out of range for {self.q.numel()} domains"
@@ -151,11 +175,25 @@ VARIANTS = ("ours-v1", "good")
 COVARIANCES = ("centred", "good")
 
 
-def check_variant(variant: str) -> str:
-    """``variant`` if it is one of :data:`VARIANTS`, else ``ValueError``."""
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {list(VARIANTS)}, got {variant!r}")
+def check_variant(variant: str, extra: tuple[str, ...] = ()) -> str:
+    """``variant`` if it is one of :data:`VARIANTS` (or ``extra``), else ``ValueError``."""
+    accepted = (*VARIANTS, *extra)
+    if variant not in accepted:
+        raise ValueError(f"variant must be one of {list(accepted)}, got {variant!r}")
     return variant
+
+
+def gess_reversal_coefficient(step: int, max_iters: int = 1000, alpha: float = 1.0,
+                              lo: float = 0.0, hi: float = 1.0) -> float:
+    """The warm-start gradient-reversal coefficient of GeSS's DANN
+    (``WarmStartGradientReverseLayer`` in ``GESS/models/models/DANN_model.py``, from the
+    Transfer-Learning-Library): ``2 (hi - lo) / (1 + exp(-alpha * step / max_iters)) - (hi -
+    lo) + lo``, ``step`` the number of earlier training steps (``auto_step``: +1 per forward).
+    With GeSS's ``alpha = 1``, ``max_iters = 1000`` it rises from 0 to 0.46 at step 1000 and
+    to 1 only asymptotically (Ganin et al.'s schedule uses ``alpha = 10``)."""
+    if max_iters < 1:
+        raise ValueError(f"max_iters must be >= 1, got {max_iters!r}")
+    return float(2.0 * (hi - lo) / (1.0 + math.exp(-alpha * step / max_iters)) - (hi - lo) + lo)
 
 
 def feature_covariance(z: Tensor, kind: str = "centred") -> Tensor:
@@ -217,6 +255,15 @@ class DeepCoral(Method):
       embeddings). ``penalty_weight`` = ``ood_param`` of GOODCora/degree/covariate
       (``configs/GOOD_configs/GOODCora/degree/covariate/Coral.yaml``: 1.0). Loss
       ``L = CE + penalty_weight * coral`` (line 116).
+
+    GeSS (O-Feature level) uses the centred covariance ``(F^T F - (1^T F)^T (1^T F) / n) /
+    (n - 1)`` and ``mean((C_s - C_t)^2) / 4`` between the source and the target batch
+    (``GESS/algorithms/baselines/coral.py``): ``variant="ours-v1"`` with
+    ``source_domains=False`` and ``penalty_weight`` = GeSS ``algo.coeff``. **The paper and
+    the GeSS code disagree**: the code averages the penalty with
+    ``torch.tensor(coral_loss_list).mean()``, which builds a new tensor without gradient, so
+    its DeepCoral trains exactly as ERM (the penalty is only logged); we keep the gradient,
+    i.e. the method the paper describes (appendix D.2).
     """
 
     name = "coral"
@@ -324,6 +371,16 @@ class DANN(Method):
       training nodes (``DANN.py`` lines 61-70), ``domain_weight`` = ``ood_param`` of
       GOODCora/degree/covariate (``configs/GOOD_configs/GOODCora/degree/covariate/
       DANN.yaml``: 0.01). Needs ``TaskSpec.max_epochs`` (the engine sets it).
+    * ``"gess"``: GeSS's ``DANN`` (``GESS/algorithms/baselines/dann.py``, ``DANNModel``), the
+      O-Feature level: a discriminator ``MLP(H, 256, 256, 1)`` (GeSS ``MLP``: batch norm,
+      ReLU, dropout 0.2; ``disc_hidden = 256``) on the pooled embeddings behind a warm-start
+      reversal layer (:func:`gess_reversal_coefficient`, ``max_iters = 1000``, one step per
+      training step), trained with binary cross-entropy, source = 1, target = 0; loss ``task +
+      domain_weight * BCE`` (``domain_weight`` = GeSS ``algo.coeff``, tuned per shift, table 7).
+      This is the binary source-vs-target head; with ``source_domains=True`` the head has one
+      output per source subgroup plus one for the target and uses cross-entropy (our option,
+      not in GeSS). Difference kept: GeSS runs source and target through one forward pass
+      (its batch norms see both); our engine encodes the target batch in a second pass.
     """
 
     name = "dann"
@@ -335,9 +392,15 @@ class DANN(Method):
         hidden: int = 64,
         source_domains: bool = True,
         variant: str = "ours-v1",
+        max_iters: int = 1000,
+        disc_hidden: int = 256,
     ) -> None:
         super().__init__()
-        self.variant = check_variant(variant)
+        self.variant = check_variant(variant, ("gess",))
+        self.max_iters = int(max_iters)
+        self.disc_hidden = int(disc_hidden)
+        if self.variant == "gess":  # the warm-start step counter, saved in checkpoints
+            self.register_buffer("steps", torch.zeros((), dtype=torch.long))
         self.source_domains = bool(source_domains)
         if domain_weight is None:
             domain_weight = 0.01 if self.variant == "good" else 1.0
@@ -355,7 +418,16 @@ class DANN(Method):
     def build(self, spec: TaskSpec) -> None:
         if not self.source_domains and not spec.has_target:
             raise ValueError("DANN(source_domains=False) needs unlabeled target items")
-        if self.variant == "good":
+        if self.variant == "gess":
+            from gs_algos.methods.geometric import gess_mlp
+
+            if not spec.has_target:
+                raise ValueError("DANN(variant='gess') is GeSS's O-Feature method and needs "
+                                 "unlabeled target items (fit_graph(..., target=...))")
+            k = self.num_domain_classes(spec)
+            h = self.disc_hidden
+            self.domain_classifier = gess_mlp([spec.embedding_dim, h, h, 1 if k == 2 else k])
+        elif self.variant == "good":
             if spec.max_epochs is None:
                 raise ValueError(
                     "DANN(variant='good') ramps its reversal coefficient over training and "
@@ -370,7 +442,10 @@ class DANN(Method):
             )
 
     def reversal_coefficient(self, epoch: int) -> float:
-        """The gradient-reversal coefficient used at ``epoch`` (0-based)."""
+        """The gradient-reversal coefficient used at ``epoch`` (0-based; ``"gess"``: at the
+        current training step)."""
+        if self.variant == "gess":
+            return gess_reversal_coefficient(int(self.steps), self.max_iters)
         if self.variant == "good":
             return good_reversal_coefficient(epoch, int(self.spec.max_epochs))
         return 1.0
@@ -383,7 +458,14 @@ class DANN(Method):
         )
         self.reverse.coeff = self.reversal_coefficient(epoch)
         dom_logits = self.domain_classifier(self.reverse(e))
-        dom_loss = F.cross_entropy(dom_logits, d)
+        if self.variant == "gess":
+            self.steps += 1  # GeSS's auto_step: one warm-start step per training forward
+        if self.variant == "gess" and dom_logits.size(1) == 1:
+            # binary source-vs-target head (GeSS): source 1, target 0 (target id is 1 here)
+            is_source = (d == 0).float()
+            dom_loss = F.binary_cross_entropy_with_logits(dom_logits.view(-1), is_source)
+        else:
+            dom_loss = F.cross_entropy(dom_logits, d)
         loss = task + self.domain_weight * dom_loss
         return loss, {"loss": float(task.detach()), "domain_loss": float(dom_loss.detach()),
                       "reversal": self.reverse.coeff}

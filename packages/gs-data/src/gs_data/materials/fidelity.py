@@ -195,6 +195,9 @@ def fidelity_split(
     elif info_level == "o_feature":
         masks["train_target"] = f == config.target
     meta = dict(split.metadata)
+    # the pool is its own third of the target here (GeSS table 4), not samples removed from
+    # Val-OOD and Test-OOD: Par-Label sets are drawn from it uniformly, not half from each
+    meta.pop("ood_labeled_origin", None)
     meta.update({
         "info_level": info_level,
         "par_label_pool": int(pool.sum()) if info_level == "par_label" else 0,

@@ -180,6 +180,10 @@ def split_from_parts(
         "origin": "given parts",
         "domain_values": [v.item() if hasattr(v, "item") else v for v in values.tolist()],
         "par_label_pool": int(pool.sum()),
+        # which OOD part each ood_labeled sample was removed from, in index order (GeSS
+        # draws half of a fine-tuning set from each, appendix C.1)
+        **({"ood_labeled_origin": np.where(p[pool] == "ood_val", "ood_val", "ood_test").tolist()}
+           if info_level == "par_label" else {}),
         "group_rule": "one subgroup per source domain (sorted order)",
         "seed": int(seed) if isinstance(seed, (int, np.integer)) else "generator",
     }

@@ -325,6 +325,9 @@ def subset_split(split: Split, keep: np.ndarray) -> Split:
         raise ValueError(f"keep must be a boolean mask of shape ({split.num_nodes},), got {keep.shape}")
     meta = dict(split.metadata)
     meta["dropped_after_split"] = int((~keep).sum())
+    if "ood_labeled_origin" in meta and "ood_labeled" in split.masks:  # one entry per pool sample
+        kept_pool = keep[np.flatnonzero(split.masks["ood_labeled"])]
+        meta["ood_labeled_origin"] = [o for o, k in zip(meta["ood_labeled_origin"], kept_pool, strict=True) if k]
     return Split(
         masks={k: v[keep] for k, v in split.masks.items()},
         sigma=None if split.sigma is None else split.sigma[keep],

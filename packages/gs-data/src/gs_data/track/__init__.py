@@ -20,9 +20,12 @@ from gs_data.track.datasets import (
     build_track_pileup,
     build_track_signal,
     hit_count_subgroups,
+    pileup_requests,
+    signal_requests,
     split_counts,
 )
 from gs_data.track.generate import (
+    cached_event_count,
     default_cache_dir,
     generate_events,
     generate_samples,
@@ -44,6 +47,7 @@ __all__ = [
     "TrackSimConfig",
     "build_track_pileup",
     "build_track_signal",
+    "cached_event_count",
     "decode_barcode",
     "default_cache_dir",
     "encode_barcode",
@@ -57,7 +61,9 @@ __all__ = [
     "load_track_events",
     "make_simulator",
     "mean_tracks_per_event",
+    "pileup_requests",
     "save_gess_raw",
     "signal_track_radii_mm",
+    "signal_requests",
     "split_counts",
 ]

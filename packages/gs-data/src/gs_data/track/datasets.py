@@ -335,6 +335,35 @@ class TrackPileupSizes:
         """A small version for demos: 120 + 120 PU10 source events, 60 target pairs."""
         return cls(120, 120, 60, 20, 20, 60)
 
+    @classmethod
+    def ci(cls, target_pileup: int = 50) -> TrackPileupSizes:
+        """Ours, for a CI-sized benchmark run on 2 cores: 300 + 300 PU10 source events and 160
+        target pairs (40 + 40 for ood_val / ood_test, a Par-Label pool of 160 events). PU50
+        events cost ~25x a PU10 event in the kNN graph, so the target parts stay small."""
+        return cls(300, 300, 160, 40, 40, 160)
+
+
+def pileup_requests(
+    target_pileup: int, sizes: TrackPileupSizes, source_pileup: int = 10
+) -> list[tuple[str, int, int]]:
+    """The samples ``(process, pileup, n_events)`` :func:`build_track_pileup` reads."""
+    n = sizes.n_target_pairs
+    return [
+        ("bkg", source_pileup, sizes.n_source_bkg),
+        ("zmumu", source_pileup, sizes.n_source_sig),
+        ("bkg", target_pileup, n),
+        ("zmumu", target_pileup, n),
+    ]
+
+
+def signal_requests(target: str, sizes: TrackSignalSizes, pileup: int = 10) -> list[tuple[str, int, int]]:
+    """The samples ``(process, pileup, n_events)`` :func:`build_track_signal` reads."""
+    return (
+        [("bkg", pileup, sizes.n_bkg + sizes.n_bkg_pool)]
+        + [(p, pileup, sizes.n_source_per_signal) for p in SOURCE_SIGNALS]
+        + [(target, pileup, sizes.n_target)]
+    )
+
 
 def build_track_pileup(
     target_pileup: int = 50,
@@ -354,7 +383,7 @@ def build_track_pileup(
     target_pileup
         Target pileup level (GeSS: 50 or 90).
     sizes
-        ``"demo"`` (default, a few minutes on 2 cores), ``"paper"`` (GeSS table 4) or a
+        ``"demo"`` (default, a few minutes on 2 cores), ``"ci"`` (ours), ``"paper"`` (GeSS table 4) or a
         :class:`TrackPileupSizes`.
     source_pileup
         Source pileup level (GeSS: 10).
@@ -366,8 +395,8 @@ def build_track_pileup(
         ``callback(done, total)`` after every simulated event (all samples together).
     """
     if isinstance(sizes, str):
-        if sizes not in ("demo", "paper"):
-            raise ValueError(f"sizes must be 'demo', 'paper' or a TrackPileupSizes, got {sizes!r}")
+        if sizes not in ("demo", "ci", "paper"):
+            raise ValueError(f"sizes must be 'demo', 'ci', 'paper' or a TrackPileupSizes, got {sizes!r}")
         sizes = getattr(TrackPileupSizes, sizes)(target_pileup)
     if not isinstance(sizes, TrackPileupSizes):
         raise TypeError(f"sizes must be a TrackPileupSizes, got {type(sizes).__name__}")
@@ -378,14 +407,7 @@ def build_track_pileup(
     if target_pileup == source_pileup:
         raise ValueError(f"target_pileup must differ from source_pileup ({source_pileup})")
     npairs = sizes.n_target_pairs
-    keys = b.fetch(
-        [
-            ("bkg", source_pileup, sizes.n_source_bkg),
-            ("zmumu", source_pileup, sizes.n_source_sig),
-            ("bkg", target_pileup, npairs),
-            ("zmumu", target_pileup, npairs),
-        ]
-    )
+    keys = b.fetch(pileup_requests(target_pileup, sizes, source_pileup))
     nv, nt = sizes.n_ood_val_pairs, sizes.n_ood_test_pairs
     # per class (GeSS splits and bins each class separately): source events and the target
     # events of ood_val/ood_test go through gs_splits.scientific_split (No-Info level)
@@ -441,6 +463,12 @@ class TrackSignalSizes:
         80 target-signal events."""
         return cls(150, 40, 30, 80)
 
+    @classmethod
+    def ci(cls) -> TrackSignalSizes:
+        """Ours, for a CI-sized benchmark run on 2 cores: 300 (+200 pool) background events,
+        60 per source signal and 400 target-signal events."""
+        return cls(300, 200, 60, 400)
+
 
 def build_track_signal(
     target: str = "tau3mu",
@@ -462,7 +490,7 @@ def build_track_signal(
     target
         ``"tau3mu"``, ``"zp20"`` or ``"zp10"``.
     sizes
-        ``"demo"`` (default), ``"paper"`` or a :class:`TrackSignalSizes`.
+        ``"demo"`` (default), ``"ci"`` (ours), ``"paper"`` or a :class:`TrackSignalSizes`.
     pileup, seed, cache_dir, n_workers, config, callback
         As in :func:`build_track_pileup`.
     """
@@ -470,8 +498,8 @@ def build_track_signal(
     if target not in TARGET_SIGNALS:
         raise ValueError(f"target must be one of {TARGET_SIGNALS}, got {target!r}")
     if isinstance(sizes, str):
-        if sizes not in ("demo", "paper"):
-            raise ValueError(f"sizes must be 'demo', 'paper' or a TrackSignalSizes, got {sizes!r}")
+        if sizes not in ("demo", "ci", "paper"):
+            raise ValueError(f"sizes must be 'demo', 'ci', 'paper' or a TrackSignalSizes, got {sizes!r}")
         sizes = getattr(TrackSignalSizes, sizes)()
     if not isinstance(sizes, TrackSignalSizes):
         raise TypeError(f"sizes must be a TrackSignalSizes, got {type(sizes).__name__}")
@@ -480,11 +508,7 @@ def build_track_signal(
     splits: dict[str, list[np.ndarray]] = {k: [] for k in SPLIT_NAMES}
 
     # background: the first n_bkg events are split, the next n_bkg_pool are the pool
-    keys = b.fetch(
-        [("bkg", pileup, sizes.n_bkg + sizes.n_bkg_pool)]
-        + [(p, pileup, sizes.n_source_per_signal) for p in SOURCE_SIGNALS]
-        + [(target, pileup, sizes.n_target)]
-    )
+    keys = b.fetch(signal_requests(target, sizes, pileup))
     key = keys[0]
     names = ("train", "iid_val", "iid_test", "ood_val", "ood_test")
     for name, part in zip(names, _random_parts(sizes.n_bkg, sizes.bkg_fractions, rng), strict=True):

@@ -67,6 +67,30 @@ def _packs(folder: Path) -> dict[int, Path]:
     return out
 
 
+def cached_event_count(
+    process: str,
+    pileup: int,
+    seed: int = 0,
+    cache_dir: str | Path | None = None,
+    config: TrackSimConfig | None = None,
+) -> int:
+    """How many leading events ``0 .. n-1`` of a sample the cache holds (no simulation).
+
+    Counts the largest pack plus the consecutive per-event files after it; a caller compares
+    it with the events it needs to know whether :func:`generate_events` would have to
+    simulate (and so need PYTHIA 8 and ACTS).
+    """
+    config, cache_root = _resolve(config, cache_dir)
+    folder = sample_dir(process, pileup, seed, cache_root, config)
+    if not folder.is_dir():
+        return 0
+    packs = _packs(folder)
+    n = max(packs) if packs else 0
+    while _event_path(folder, n).exists():
+        n += 1
+    return n
+
+
 def make_simulator(config: TrackSimConfig | None = None, cache_dir: str | Path | None = None):
     """An :class:`~gs_data.track._sim.EventSimulator` (PYTHIA 8 + ACTS Fatras, Generic detector).
 

@@ -1,0 +1,138 @@
+"""Validation before running: the jobs of a suite that cannot succeed, found before any starts.
+
+Two kinds of problem are told apart, because they call for different fixes:
+
+* ``construction``: the job fails whatever the machine (an algorithm that does not apply to
+  the dataset's task, a dataset the runner does not wire, a Par-Label size larger than the
+  labelled OOD pool, an unknown name). Fix the suite file or the command line. Shipped
+  suites have none (tested for every suite x profile).
+* ``data``: the job needs files or an optional package this machine lacks (a dataset not
+  downloaded, PYTHIA 8 + ACTS for Track events not in the cache). Fix the machine.
+
+A runner module may define ``problems(config, jobs) -> list[Problem]`` (jobs as planned by
+:func:`gs_bench.run.plan_jobs`). A :class:`~gs_bench.suites.DataMissingError` raised by a
+runner's ``validate`` becomes one ``data`` problem for all the suite's jobs; any other
+:class:`~gs_bench.suites.SuiteConfigError` (a construction error found while loading or
+validating) propagates, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["KINDS", "Problem", "Preflight", "check_suite", "format_problems"]
+
+KINDS = ("construction", "data")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Jobs that cannot succeed, for one reason.
+
+    Attributes
+    ----------
+    kind
+        ``"construction"`` or ``"data"`` (module docstring).
+    where
+        The grid point(s) concerned, e.g. ``"dataset=molecular-fidelity, algorithm=dir"``.
+    reason
+        What is wrong and what is accepted / how to fix it.
+    jobs
+        Number of planned jobs affected (``None`` when the suite could not be expanded).
+    """
+
+    kind: str
+    where: str
+    reason: str
+    jobs: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"Problem.kind must be one of {KINDS}, got {self.kind!r}")
+
+    def line(self) -> str:
+        n = "" if self.jobs is None else f" ({self.jobs} job{'s' if self.jobs != 1 else ''})"
+        return f"[{self.kind}] {self.where}{n}: {self.reason}"
+
+
+@dataclass
+class Preflight:
+    """What :func:`check_suite` found: the planned jobs and the problems."""
+
+    suite: str
+    profile: str
+    jobs: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    excluded: int = 0  # grid points dropped by the suite's [[exclude]] rules
+    #: the run environment of the plan (versions, data fingerprints); None when data is missing
+    env: dict[str, Any] | None = None
+
+    def of_kind(self, kind: str) -> list[Problem]:
+        return [p for p in self.problems if p.kind == kind]
+
+    @property
+    def construction(self) -> list[Problem]:
+        """Problems that make jobs fail on any machine."""
+        return self.of_kind("construction")
+
+    @property
+    def data(self) -> list[Problem]:
+        """Problems of this machine (missing files or optional packages)."""
+        return self.of_kind("data")
+
+    def failing_jobs(self, kind: str) -> int | None:
+        """Number of jobs affected by problems of ``kind`` (``None``: unknown)."""
+        probs = self.of_kind(kind)
+        if any(p.jobs is None for p in probs):
+            return None
+        return sum(int(p.jobs) for p in probs)
+
+    def summary(self) -> str:
+        def count(kind: str) -> str:
+            n = self.failing_jobs(kind)
+            return "?" if n is None else str(n)
+
+        excl = (f" ({self.excluded} grid point{'s' if self.excluded != 1 else ''} left out by "
+                "the suite's [[exclude]] rules)") if self.excluded else ""
+        return (
+            f"{self.suite} ({self.profile}): {len(self.jobs)} job{'' if len(self.jobs) == 1 else 's'} "
+            f"planned{excl}; "
+            f"{count('construction')} fail by construction, "
+            f"{count('data')} lack data on this machine"
+        )
+
+
+def format_problems(problems: Sequence[Problem]) -> str:
+    """One line per problem, construction problems first."""
+    order = sorted(problems, key=lambda p: KINDS.index(p.kind))
+    return "\n".join("  " + p.line() for p in order)
+
+
+def check_suite(config, key_extra: dict[str, Any] | None = None) -> Preflight:
+    """Plan ``config`` (a resolved :class:`~gs_bench.suites.SuiteConfig`) and list every
+    problem that would make one of its jobs fail, without running anything. ``key_extra``:
+    see :func:`gs_bench.suites.expand_jobs` (``gs-bench run --device-in-key``)."""
+    import itertools
+
+    from gs_bench.run import plan_jobs
+    from gs_bench.runners import load_runner
+    from gs_bench.suites import DataMissingError, expand_jobs
+
+    out = Preflight(config.suite, config.profile)
+    axes = list(config.grid)
+    out.excluded = sum(config.excluded(dict(zip(axes, values, strict=True)))
+                       for values in itertools.product(*(config.grid[a] for a in axes)))
+    try:
+        # a construction error (SuiteConfigError) propagates
+        jobs, out.env = plan_jobs(config, key_extra=key_extra)
+    except DataMissingError as exc:
+        out.jobs = [j.as_dict() for j in expand_jobs(config)]
+        out.problems.append(Problem("data", "suite", " ".join(str(exc).split()), len(out.jobs)))
+        return out
+    out.jobs = jobs
+    finder = getattr(load_runner(config.suite), "problems", None)
+    if finder is not None:
+        out.problems.extend(finder(config, jobs))
+    return out
