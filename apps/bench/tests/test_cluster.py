@@ -38,19 +38,6 @@ from gs_bench.cli import main
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
 """
-# a small structural-shifts suite on the embedded SYNTHETIC default graph (4 short jobs)
-TINY_STRUCTURAL = """\
-suite = "structural-shifts"
-seeds = 2
-[grid]
-dataset = ["synthetic-default"]
-strategy = ["popularity", "density"]
-ratio = ["50:50"]
-method = ["erm"]
-[settings]
-max_epochs = 8
-patience = 4
-"""
 EXECUTORS = ["local", "ray"]
 
 
@@ -134,9 +121,9 @@ def _starts(trace: Path, key: str) -> int:
 
 
 # ------------------------------------------------------------------------- a real suite on Ray
-def test_a_two_node_cluster_runs_a_suite_with_a_relative_out_and_returns_every_record(cluster, tmp_path):
+def test_a_two_node_cluster_runs_a_suite_with_a_relative_out_and_returns_every_record(cluster, tmp_path, tiny_suite):
     driver = _driver(tmp_path)
-    (driver / "tiny.toml").write_text(TINY_STRUCTURAL)
+    (driver / "tiny.toml").write_text(tiny_suite(max_epochs=8, patience=4))
     res = _cli(driver, "run", "tiny.toml", "--out", "out", "--no-progress", "--executor", "ray",
                "--address", cluster.address, "--workers", "2")
     assert res.returncode == 0, res.stderr[-4000:]

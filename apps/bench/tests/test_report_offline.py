@@ -15,18 +15,6 @@ import pytest
 
 MEASURED = Path(__file__).resolve().parents[1] / "measured"
 
-# two splits of the embedded SYNTHETIC default graph, one short ERM run each
-TINY = """\
-suite = "structural-shifts"
-seeds = 1
-[grid]
-dataset = ["synthetic-default"]
-strategy = ["popularity", "density"]
-ratio = ["50:50"]
-method = ["erm"]
-[settings]
-max_epochs = 2
-"""
 
 SPLITS = ("popularity", "density")
 
@@ -44,10 +32,10 @@ def _cli(*args, env=None):
 
 
 @pytest.fixture(scope="module")
-def finished_run(tmp_path_factory):
+def finished_run(tmp_path_factory, tiny_suite):
     """A finished tiny run; its data root (split caches) is deleted afterwards."""
     d = tmp_path_factory.mktemp("offline")
-    (d / "tiny.toml").write_text(TINY)
+    (d / "tiny.toml").write_text(tiny_suite(seeds=1, max_epochs=2))
     data_root = d / "data-root"
     env = dict(os.environ, GS_DATA_ROOT=str(data_root))
     res = _cli("run", str(d / "tiny.toml"), "--out", str(d / "out"), "--no-progress", env=env)

@@ -13,20 +13,6 @@ from pathlib import Path
 
 import pytest
 
-# A tiny structural-shifts suite on the embedded SYNTHETIC default graph (tests only).
-TINY_SUITE = """\
-suite = "structural-shifts"
-seeds = 2
-[grid]
-dataset = ["synthetic-default"]
-strategy = ["popularity", "density"]
-ratio = ["50:50"]
-method = ["erm"]
-[settings]
-max_epochs = 8
-patience = 4
-"""
-
 
 def _records(out: Path) -> dict[str, dict]:
     recs = {}
@@ -66,10 +52,10 @@ def _cli(*args, timeout=900):
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory):
+def uninterrupted(tmp_path_factory, tiny_suite):
     d = tmp_path_factory.mktemp("full")
     suite = d / "tiny.toml"
-    suite.write_text(TINY_SUITE)
+    suite.write_text(tiny_suite(max_epochs=8, patience=4))
     out = d / "out"
     res = _cli("run", str(suite), "--out", str(out), "--no-progress")
     assert res.returncode == 0, res.stderr

@@ -92,25 +92,13 @@ def test_model_presets_follow_the_protocol():
     assert structural.model_preset("gpn", "early-stop") == "structural-shifts-gpn"
 
 
-TINY = """\
-suite = "structural-shifts"
-seeds = 2
-[grid]
-dataset = ["synthetic-default"]
-strategy = ["popularity"]
-ratio = ["50:50"]
-method = ["erm", "de", "gpe"]
-[settings]
-max_epochs = 4
-ensemble_size = 2
-"""
 
 
-def test_tiny_run_uses_named_methods_and_writes_the_protocol(tmp_path):
+def test_tiny_run_uses_named_methods_and_writes_the_protocol(tmp_path, tiny_suite):
     import subprocess
 
     suite = tmp_path / "tiny.toml"
-    suite.write_text(TINY)
+    suite.write_text(tiny_suite(strategies=("popularity",), methods=("erm", "de", "gpe"), max_epochs=4, ensemble_size=2))
     out = tmp_path / "out"
     res = subprocess.run([sys.executable, "-m", "gs_bench.cli", "run", str(suite), "--out", str(out),
                           "--no-progress"], capture_output=True, text=True, timeout=900)
