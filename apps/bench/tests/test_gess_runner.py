@@ -401,3 +401,49 @@ def test_par_label_draw_is_gess_half_per_ood_part_where_the_pool_has_two_halves(
     assert gess.run_job(_job(fname, "tl-5", fsettings))["par_label_draw"] == "uniform"
     with pytest.raises(ValueError, match="par_label_draw must be 'gess'"):
         gess.Settings(par_label_draw="half")
+
+
+def test_track_batch_size_applies_to_the_track_jobs_only():
+    settings = {"batch_size": 64, "track_batch_size": 16, "max_epochs": 3}
+    assert gess.train_config("track-pileup-pu50", "erm", settings, 0).batch_size == 16
+    assert gess.train_config("track-signal-tau3mu", "dann", settings, 0).batch_size == 16
+    assert gess.train_config("molecular-fidelity", "erm", settings, 0).batch_size == 64
+    assert gess.train_config("track-pileup-pu50", "erm", {"batch_size": 64}, 0).batch_size == 64
+    with pytest.raises(ValueError, match="track_batch_size"):
+        gess.Settings(track_batch_size=0)
+
+
+def _record(dataset, algorithm, test_id, test_ood, metric="accuracy"):
+    return {"status": "ok", "job": {"params": {"dataset": dataset, "backbone": "egnn", "algorithm": algorithm},
+                                    "seed": 0},
+            "metrics": {"metric": metric, "level": gess.level_of(algorithm),
+                        "id_sel_test_id": test_id, "id_sel_test_ood": test_ood,
+                        "ood_sel_test_id": test_id, "ood_sel_test_ood": test_ood,
+                        "sizes": {"train": 10, "iid_val": 2, "iid_test": 2, "ood_val": 2, "ood_test": 2}}}
+
+
+def test_orderings_table_decides_each_gess_finding_from_the_records():
+    """Synthetic records (made-up values) exercise each finding both ways."""
+    recs = [
+        _record("track-pileup-pu50", "erm", 0.80, 0.60), _record("track-pileup-pu50", "dann", 0.80, 0.65),
+        _record("track-signal-tau3mu", "erm", 0.70, 0.75), _record("track-signal-tau3mu", "dann", 0.7, 0.80),
+        _record("track-signal-tau3mu", "dir", 0.7, 0.70), _record("track-signal-tau3mu", "lri", 0.7, 0.76),
+        _record("molecular-fidelity", "erm", 0.30, 0.50, "mae"),
+        _record("molecular-fidelity", "tl-20", 0.30, 0.40, "mae"),
+        _record("moleculeace-scaffold", "erm", 0.6, 0.5, "mae"),
+        _record("moleculeace-scaffold", "tl-20", 0.6, 0.45, "mae"),
+        _record("moleculeace-scaffold", "tl-100", 0.6, 0.47, "mae"),
+    ]
+    table = gess.orderings(recs)
+    got = {(r[0].split(" ")[0] + " " + r[0].split(" ")[1], r[2].split(" /")[0]): r[4] for r in table.rows}
+    assert got[("ERM does", "track-pileup-pu50")] == "holds"
+    assert got[("ERM does", "track-signal-tau3mu")] == "does not hold"  # 70 < 75
+    assert got[("ERM does", "molecular-fidelity")] == "holds"  # MAE 0.30 < 0.50: lower is better
+    assert got[("DA (DANN,", "track-pileup-pu50")] == "does not hold"  # 5 points apart
+    assert got[("DA (DANN)", "track-signal-tau3mu")] == "holds"
+    assert got[("No-Info OOD", "track-signal-tau3mu")] == "holds"  # 1 of 2 better
+    assert got[("Par-Label TL", "moleculeace-scaffold")] == "does not hold"  # TL-100 MAE worse than TL-20
+    assert [r for r in table.rows if "fidelity" in r[0]][0][4] == "holds"  # TL 0.40 < ERM 0.50
+    assert len(table.rows) == 9  # 4 shift-hurts, no-info, 2 DA, TL with N, TL concept
+    # the dataset table names the sample count of each part
+    assert "Samples per part: train 10, iid_val 2" in gess.tables(recs)[0].note

@@ -240,3 +240,21 @@ def test_gess_vrex_and_groupdro_formulas():
     w = torch.softmax(2.0 * r, 0)
     assert float(loss) == pytest.approx(float((w * r).sum()))
     assert float(g.q.sum()) == pytest.approx(1.0)  # the online weights are left untouched
+
+
+def test_a_batch_ending_in_a_cloud_without_points_is_a_clear_error():
+    """The batch vector has no entry for an empty cloud: when it is last, the model returns one
+    row too few, and its label must not be paired with another graph's output."""
+    import torch
+    from torch_geometric.data import Batch, Data
+
+    from gs_algos.batch import call_model
+    from gs_models import build_model
+
+    full = Data(x=torch.ones(5, 1), pos=torch.randn(5, 3), y=torch.tensor([1.0]))
+    empty = Data(x=torch.ones(0, 1), pos=torch.zeros(0, 3), y=torch.tensor([0.0]))
+    model = build_model("gess-egnn", 1, 1).eval()
+    g, out = call_model(model, "graph", Batch.from_data_list([empty, full]))
+    assert out.shape == (2, 1)  # an empty cloud in the middle keeps its (zero-pooled) row
+    with pytest.raises(ValueError, match="without points"):
+        call_model(model, "graph", Batch.from_data_list([full, empty]))

@@ -100,7 +100,9 @@ def test_backbone_trains(name, tiny_clouds):
     model.eval()
     with torch.no_grad():
         before = float(loss_fn())
-    for _ in range(40):
+    # 100 steps: the head's batch norm (GeSS's classifier) needs its running statistics to
+    # settle before the eval-mode loss follows the train-mode one on 8 clouds
+    for _ in range(100):
         model.train()
         opt.zero_grad()
         loss_fn().backward()
@@ -178,3 +180,45 @@ def test_point_weights_get_gradients_and_bad_inputs_are_named(name):
         m(x, pos, batch, point_weight=torch.ones(5, dtype=torch.float64))
     with pytest.raises(ValueError, match="features must be a float tensor of shape \\(12, "):
         m(None, pos, batch, features=torch.ones(12, 3, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("name", ["gess-egnn", "gess-dgcnn", "gess-pointtransformer"])
+def test_head_is_the_gess_classifier_mlp(name):
+    """GeSS ``BaseModel.classifier = MLP([h, 2h, h, out])``: batch norm, ReLU and dropout after
+    each hidden layer (the batch norm normalises the sum-pooled embeddings)."""
+    from torch_geometric.nn import BatchNorm
+
+    model = build_model(name, 1, 3)
+    h = model.config.hidden_channels
+    kinds = [type(m) for m in model.head]
+    assert kinds == [torch.nn.Linear, BatchNorm, torch.nn.ReLU, torch.nn.Dropout,
+                     torch.nn.Linear, BatchNorm, torch.nn.ReLU, torch.nn.Dropout, torch.nn.Linear]
+    lin = [m for m in model.head if isinstance(m, torch.nn.Linear)]
+    assert [(m.in_features, m.out_features) for m in lin] == [(h, 2 * h), (2 * h, h), (h, 3)]
+    # a training batch holding one cloud (the last batch of an epoch) still trains
+    model.train()
+    _, out = model(torch.ones(7, 1), torch.randn(7, 3), torch.zeros(7, dtype=torch.long))
+    out.sum().backward()
+    assert out.shape == (1, 3)
+
+
+def test_egnn_keeps_the_coordinates_by_default_as_the_gess_code():
+    """GeSS's ``E_GCL_mask`` drops the coordinate MLP: positions are never updated."""
+    model = build_model("gess-egnn", 1, 2)
+    assert not model.config.update_pos
+    assert all(layer.phi_x is None for layer in model.layers)
+    moving = build_model("gess-egnn", 1, 2, update_pos=True)
+    assert all(layer.phi_x is not None for layer in moving.layers)
+
+
+@pytest.mark.parametrize("self_loops", [True, False])
+def test_coordinate_knn_graph_counts_the_point_itself_by_default(self_loops):
+    """GeSS ``calc_geo_feat``: ``knn_graph(pos, k, batch, loop=True)``."""
+    model = build_model("gess-egnn", 1, 2, k=3, self_loops=self_loops)
+    gen = torch.Generator().manual_seed(3)
+    pos = torch.randn(20, 3, generator=gen)
+    batch = torch.tensor([0] * 9 + [1] * 11)
+    ei = model.knn(pos, batch)
+    assert bool((ei[0] == ei[1]).any()) == self_loops
+    assert torch.equal(ei, knn_graph(pos, 3, batch, loop=self_loops))
+    assert torch.equal(torch.bincount(ei[1], minlength=20), torch.full((20,), 3))

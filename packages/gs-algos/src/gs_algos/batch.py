@@ -85,6 +85,15 @@ def call_model(model: nn.Module, level: str, data: Any, x: Tensor | None = None)
             "model.forward must return a tuple (embeddings, outputs) as in the gs-models "
             f"contract, got {type(res).__name__}"
         )
+    n_graphs = getattr(data, "num_graphs", None) if level != "node" else None
+    if isinstance(n_graphs, int) and res[1].size(0) != n_graphs:
+        # a point cloud without points has no entry in the batch vector; when it is the last
+        # of a batch, the model returns one row too few and the labels would be misaligned
+        raise ValueError(
+            f"the model returned {res[1].size(0)} graph outputs for a batch of {n_graphs} graphs: "
+            "a graph without points (e.g. an event without hits) cannot be batched; drop such "
+            "graphs from the parts"
+        )
     return res
 
 

@@ -438,7 +438,17 @@ class PointCloudConfig:
     residual : bool
         Skip connections between layers.
     update_pos : bool
-        EGNN only: equivariant coordinate updates (Satorras et al., eq. 4).
+        EGNN only: equivariant coordinate updates (Satorras et al., eq. 4). Off by default, as
+        in the GeSS code (its ``E_GCL_mask`` deletes the coordinate MLP and never moves the
+        points); the paper does not say.
+    self_loops : bool
+        Whether a point is one of its own ``k`` neighbours in the coordinate kNN graph. On by
+        default: the GeSS code builds ``knn_graph(pos, k, batch, loop=True)`` for every
+        backbone (``BaseModel.calc_geo_feat``).
+
+    The head is GeSS's classifier ``MLP([h, 2h, h, out])`` with ``norm``, activation and
+    dropout after each hidden layer (``BaseModel.classifier``). Its batch norm normalises the
+    sum-pooled graph embeddings, whose scale grows with the number of points.
     """
 
     model: str = "egnn"
@@ -451,7 +461,8 @@ class PointCloudConfig:
     categorical: bool = False
     pos_dim: int = 3
     residual: bool = True
-    update_pos: bool = True
+    update_pos: bool = False
+    self_loops: bool = True
 
     def __post_init__(self) -> None:
         _choice(self.model, "model", POINT_CLOUD_MODELS)

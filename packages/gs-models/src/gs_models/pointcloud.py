@@ -5,7 +5,8 @@ Every backbone embeds the point features ``x`` (categorical atom types through
 ``num_layers`` message-passing layers on a kNN graph of the coordinates ``pos`` (built with
 :func:`gs_models.knn.knn_graph`), each followed by normalisation, activation and dropout
 (GeSS: 4 layers, batch norm, ReLU, dropout 0.2), sum-pools the point representations per
-cloud and applies a 2-layer MLP head (GeSS, appendix B).
+cloud and applies GeSS's 3-layer MLP head ``[h, 2h, h, out]`` with batch norm, activation and
+dropout after each hidden layer (the ``classifier`` of the GeSS code, appendix B).
 
 ``forward(x, pos, batch=None) -> (graph_embeddings, outputs)`` with shapes
 ``(B, hidden_channels)`` and ``(B, out_channels)``; ``B = batch.max() + 1``.
@@ -98,6 +99,17 @@ def _mlp(sizes: list[int], act: str, *, last_act: bool = False) -> nn.Sequential
     return nn.Sequential(*layers)
 
 
+def _head_norm(name: str | None, channels: int) -> nn.Module:
+    """Normalisation of the head's graph embeddings. Batch norm takes PyG's ``BatchNorm``
+    with ``allow_single_element`` (a batch holding one graph uses the running statistics)
+    as the GeSS code does, so a last batch of one graph trains."""
+    if name == "batch":
+        from torch_geometric.nn import BatchNorm
+
+        return BatchNorm(channels, allow_single_element=True)
+    return make_norm(name, channels)
+
+
 class PointCloudBackbone(nn.Module):
     """Shared input embedding, validation, pooling and head of the point-cloud backbones."""
 
@@ -124,7 +136,12 @@ class PointCloudBackbone(nn.Module):
         self.norms = nn.ModuleList(make_norm(cfg.norm, h) for _ in range(cfg.num_layers))
         self.act = make_activation(cfg.activation)
         self.head = nn.Sequential(
-            nn.Linear(h, h),
+            nn.Linear(h, 2 * h),
+            _head_norm(cfg.norm, 2 * h),
+            make_activation(cfg.activation),
+            nn.Dropout(cfg.dropout),
+            nn.Linear(2 * h, h),
+            _head_norm(cfg.norm, h),
             make_activation(cfg.activation),
             nn.Dropout(cfg.dropout),
             nn.Linear(h, out_channels),
@@ -252,8 +269,9 @@ class PointCloudBackbone(nn.Module):
         return g, self.head(g)
 
     def knn(self, pos: Tensor, batch: Tensor) -> Tensor:
-        """The kNN graph of the coordinates (``k = config.k``)."""
-        return knn_graph(pos, self.config.k, batch)
+        """The kNN graph of the coordinates (``k = config.k``; a point is one of its own
+        neighbours when ``config.self_loops``)."""
+        return knn_graph(pos, self.config.k, batch, loop=self.config.self_loops)
 
 
 class EGNNLayer(nn.Module):

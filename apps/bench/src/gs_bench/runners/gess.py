@@ -169,7 +169,10 @@ class Settings:
     rows of a grid point share one ERM pre-training in ``<results>/members`` (default on).
     ``par_label_draw``: ``"gess"`` (half of N from the pool items removed from ood_val, half
     from those removed from ood_test, GeSS appendix C.1; DrugOOD-3D and MoleculeACE) or
-    ``"uniform"`` (ours: N from the whole pool)."""
+    ``"uniform"`` (ours: N from the whole pool). ``track_batch_size``: the batch size of the
+    Track jobs, over ``batch_size`` (ours, for small profiles: an event holds hundreds to
+    thousands of hits, and a few hundred training events in batches of 64 give too few
+    optimiser steps to learn in a few epochs)."""
 
     max_epochs: int | None = None
     batch_size: int | None = None
@@ -187,12 +190,13 @@ class Settings:
     track_cache_dir: str | None = None
     track_seed: int = 0
     track_workers: int = 1
+    track_batch_size: int | None = None
     share_pretraining: bool = True
     par_label_draw: str = "gess"
 
     def __post_init__(self) -> None:
         check_positive(self, "max_epochs", "batch_size", "iterations_per_epoch",
-                       "conformer_workers", "par_label_pool", "track_workers")
+                       "conformer_workers", "par_label_pool", "track_workers", "track_batch_size")
         if self.domain_head not in ("binary", "subgroups"):
             raise ValueError(f"domain_head must be 'binary' or 'subgroups', got {self.domain_head!r}")
         if self.par_label_draw not in ("gess", "uniform"):
@@ -498,7 +502,9 @@ def _parts(ds, level: str, unit_coordinates: bool = False) -> dict[str, list]:
     """PyG graphs per split part, each with ``y`` (1,) float and ``domain``: the source
     subgroup of GeSS (table 6; ``split.groups``). Items without a subgroup (Track-Signal
     background events, target items) get one extra id after the subgroups.
-    ``unit_coordinates``: :func:`_unit_coordinates` (Track)."""
+    ``unit_coordinates``: :func:`_unit_coordinates` (Track). Graphs without points (a
+    simulated Track event in which no particle reached the detector: 2 of the 1200 ci-size
+    Track-Signal events) are left out; the record's ``sizes`` count what was used."""
     import torch
 
     groups = np.asarray(ds.split.groups) if ds.split.groups is not None else np.zeros(len(ds), int)
@@ -515,12 +521,15 @@ def _parts(ds, level: str, unit_coordinates: bool = False) -> dict[str, list]:
         if mask is None or not mask.any():
             continue
         idx = np.flatnonzero(mask)
-        graphs = ds.to_pyg(idx)
-        for i, g in zip(idx, graphs, strict=True):
+        graphs = []
+        for i, g in zip(idx, ds.to_pyg(idx), strict=True):
+            if g.pos.size(0) == 0:  # an event without hits (simulated Track): nothing to learn
+                continue
             g.domain = torch.tensor(int(codes[i]))
             g.y = g.y.reshape(-1).float()
             if unit_coordinates:
                 g.pos = _unit_coordinates(g.pos)
+            graphs.append(g)
         parts[part] = graphs
     return parts
 
@@ -545,6 +554,8 @@ def train_config(name: str, algorithm: str, settings: dict[str, Any], seed: int,
     cfg = TrainConfig.gess(shift=case.shift, level=level, seed=seed, task=case.task, metric=case.metric,
                            device=device)
     changes = {k: int(settings[k]) for k in ("max_epochs", "batch_size") if settings.get(k)}
+    if case.family == "track" and settings.get("track_batch_size"):
+        changes["batch_size"] = int(settings["track_batch_size"])
     if cfg.iterations_per_epoch is not None and settings.get("iterations_per_epoch"):
         changes["iterations_per_epoch"] = int(settings["iterations_per_epoch"])
     return cfg.replace(**changes) if changes else cfg
@@ -705,11 +716,114 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         unit = "MAE (eV), lower is better" if metric == "mae" else f"{label} (%)"
         spec = DATASETS.get(ds)
         stand = f" (offline stand-in for {spec.stand_in_for}, ours)" if spec is not None and spec.stand_in else ""
+        sizes = _part_sizes(groups, keys)
         out.append(Table(
             f"GeSS {ds}{stand}: Test-ID / Test-OOD {unit}, mean ± std over seeds (table 3 layout)",
             ["backbone", "algorithm", "info level", "ID-sel Test-ID", "ID-sel Test-OOD", "OOD-sel Test-ID", "OOD-sel Test-OOD"],
             rows,
             note="ID-sel / OOD-sel: model selected on ID / OOD validation (GeSS appendix E). "
-                 "tl-<N>: Par-Label fine-tuning on N labelled OOD samples (GeSS TL-100/500/1000).",
+                 "tl-<N>: Par-Label fine-tuning on N labelled OOD samples (GeSS TL-100/500/1000)."
+                 + (f" Samples per part: {sizes}." if sizes else ""),
         ))
+    order = orderings(records)
+    if order.rows:
+        out.append(order)
     return out
+
+
+def _part_sizes(groups: dict, keys: list) -> str:
+    """``train 450, iid_val 74, ...`` of the first record of a dataset that has them (the
+    parts every algorithm trains and is evaluated on; the unlabeled target pool of the
+    O-Feature level and the labelled pool of the Par-Label level are added when run)."""
+    sizes: dict[str, int] = {}
+    for key in keys:
+        for r in groups[key]:
+            for part, n in (r["metrics"].get("sizes") or {}).items():
+                sizes.setdefault(part, int(n))
+    order = ["train", "iid_val", "iid_test", "ood_val", "ood_test", "train_target", "ood_labeled"]
+    names = {"train_target": "O-Feature pool", "ood_labeled": "Par-Label pool"}
+    return ", ".join(f"{names.get(k, k)} {sizes[k]}" for k in order if k in sizes)
+
+
+#: GeSS's findings that a run can check: (id, statement, where in the paper)
+FINDINGS = (
+    ("shift-hurts", "ERM does worse on Test-OOD than on Test-ID (every shift is a shift)",
+     "sections 3-4, table 3"),
+    ("no-info-rarely-helps", "No-Info OOD methods (VREx, GroupDRO, DIR, LRI, Mixup) rarely beat ERM "
+     "on Test-OOD: at most half of those run do", "section 4.2, appendix H1"),
+    ("da-pileup-close", "DA (DANN, DeepCoral) stays close to ERM under the pileup shift (within 3 points)",
+     "section 4.3, conclusion 1, fig. 4"),
+    ("da-signal-helps", "DA (DANN) beats ERM under the signal shift", "section 4.3, conclusion 1, fig. 4"),
+    ("tl-grows-with-n", "Par-Label TL improves with N (more labelled OOD samples)", "section 4.2, fig. 2"),
+    ("tl-concept", "Par-Label TL beats ERM on Test-OOD under the fidelity (concept) shift",
+     "section 4.3, conclusion 2, fig. 3a"),
+)
+
+
+def _ood(recs: Sequence[dict[str, Any]], test: str = "ood") -> float:
+    """Mean over seeds of the ID-selected Test-OOD (or Test-ID) value."""
+    return float(np.mean([r["metrics"][f"id_sel_test_{test}"] for r in recs]))
+
+
+def orderings(records: Sequence[dict[str, Any]]) -> Table:
+    """GeSS's findings (:data:`FINDINGS`) checked on the records: one row per (finding,
+    dataset, backbone) that the run can decide, with the values it rests on and whether it
+    holds. Values are ID-selected (GeSS's main tables) means over seeds; ACC/AUC in %, MAE in
+    eV (lower is better). With one seed, differences of a point or two are within noise."""
+    groups = group_records(records, ("dataset", "backbone", "algorithm"))
+    rows: list[list[str]] = []
+    by_point: dict[tuple[str, str], dict[str, list]] = {}
+    for (ds, bb, algo), recs in groups.items():
+        by_point.setdefault((ds, bb), {})[algo] = recs
+    text = {f[0]: (f[1], f[2]) for f in FINDINGS}
+
+    for (ds, bb), algos in sorted(by_point.items()):
+        case = DATASETS.get(ds)
+        if "erm" not in algos or case is None:
+            continue
+        metric = algos["erm"][0]["metrics"]["metric"]
+        lower = metric == "mae"
+        scale = 1.0 if lower else 100.0
+        f = (lambda v: f"{v:.3f}") if lower else (lambda v: f"{v * scale:.2f}")
+
+        def better(a: float, b: float) -> bool:
+            return a < b if lower else a > b
+
+        erm_ood, erm_id = _ood(algos["erm"]), _ood(algos["erm"], "id")
+
+        def row(fid: str, evidence: str, holds: bool) -> None:
+            rows.append([text[fid][0], text[fid][1], f"{ds} / {bb}", evidence,
+                         "holds" if holds else "does not hold"])
+
+        row("shift-hurts", f"ERM Test-ID {f(erm_id)}, Test-OOD {f(erm_ood)}", better(erm_id, erm_ood))
+        no_info = [a for a in ("vrex", "groupdro", "dir", "lri", "mixup") if a in algos]
+        if no_info:
+            wins = [a for a in no_info if better(_ood(algos[a]), erm_ood)]
+            ev = ", ".join(f"{a} {f(_ood(algos[a]))}" for a in no_info) + f" vs ERM {f(erm_ood)}"
+            row("no-info-rarely-helps", ev + f" ({len(wins)} of {len(no_info)} better)",
+                2 * len(wins) <= len(no_info))
+        da = [a for a in ("dann", "coral") if a in algos]
+        if da and case.family == "track" and case.shift == "pileup":
+            gaps = {a: abs(_ood(algos[a]) - erm_ood) * scale for a in da}
+            ev = ", ".join(f"{a} {f(_ood(algos[a]))}" for a in da) + f" vs ERM {f(erm_ood)}"
+            row("da-pileup-close", ev, max(gaps.values()) <= 3.0)
+        if "dann" in algos and case.family == "track" and case.shift == "signal":
+            row("da-signal-helps", f"DANN {f(_ood(algos['dann']))} vs ERM {f(erm_ood)}",
+                better(_ood(algos["dann"]), erm_ood))
+        tls = sorted((n, a) for a in algos if (n := tl_size(a)) is not None)
+        if len(tls) >= 2:
+            vals = [_ood(algos[a]) for _, a in tls]
+            ev = ", ".join(f"TL-{n} {f(v)}" for (n, _), v in zip(tls, vals, strict=True))
+            row("tl-grows-with-n", ev, all(better(b, a) for a, b in zip(vals, vals[1:], strict=False)))
+        if tls and case.shift == "fidelity":
+            best = min(vals := [_ood(algos[a]) for _, a in tls]) if lower else max(
+                vals := [_ood(algos[a]) for _, a in tls])
+            row("tl-concept", f"best TL {f(best)} vs ERM {f(erm_ood)}", better(best, erm_ood))
+    return Table(
+        "GeSS findings checked on this run (ID-selected Test-OOD unless named)",
+        ["finding", "GeSS", "case", "ours", "on our data"],
+        rows,
+        note="ACC/AUC in %, MAE in eV (lower is better). One row per case the run can decide; "
+             "a finding whose algorithms were not run is not listed. With one seed, differences "
+             "of a point or two are within seed noise (GeSS reports means of 3 seeds).",
+    )
