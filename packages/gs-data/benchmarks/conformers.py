@@ -28,6 +28,7 @@ import json
 import os
 import platform
 import resource
+import signal
 import sys
 import tempfile
 import time
@@ -148,4 +149,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # required: the workers are spawned processes
+    # a terminated run still removes its temporary cache (the with-block unwinds on SystemExit)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sys.exit(main())
