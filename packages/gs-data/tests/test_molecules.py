@@ -125,6 +125,120 @@ def test_two_workers_give_the_same_conformers():
         np.testing.assert_array_equal(a.pos, b.pos)
     with pytest.raises(ValueError, match="n_workers"):
         generate_conformers(SMALL, n_workers=0)
+    with pytest.raises(ValueError, match="n_workers"):
+        generate_conformers(SMALL, n_workers=True)
+
+
+def _real_moleculeace_smiles(n: int) -> list[str]:
+    """The first ``n`` SMILES of a real MoleculeACE target (CHEMBL264_Ki, the benchmark's)."""
+    import csv
+    import importlib.util
+
+    if importlib.util.find_spec("MoleculeACE") is None:
+        pytest.skip("MoleculeACE is not installed (optional: `pip install --no-deps MoleculeACE`)")
+    from gs_data.molecules import moleculeace_data_dir
+
+    with (moleculeace_data_dir() / "CHEMBL264_Ki.csv").open(newline="") as fh:
+        return [row["smiles"] for _, row in zip(range(n), csv.DictReader(fh))]
+
+
+def _same(a, b) -> None:
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        assert (x is None) == (y is None)
+        if x is not None:
+            assert x.symbols == y.symbols and x.mmff_converged == y.mmff_converged
+            np.testing.assert_array_equal(x.atom_type, y.atom_type)
+            np.testing.assert_array_equal(x.pos, y.pos)  # bit for bit, not approximately
+
+
+def test_real_molecules_serial_parallel_and_cache_give_identical_coordinates(tmp_path):
+    smiles = _real_moleculeace_smiles(10)
+    serial, rep1 = generate_conformers(smiles, n_workers=1)
+    parallel, rep2 = generate_conformers(smiles, n_workers=2, chunk_size=3, cache_dir=tmp_path)
+    cached, rep3 = generate_conformers(smiles, n_workers=2, cache_dir=tmp_path)
+    assert rep1.n_kept >= 8 and rep1.counts() == rep2.counts() == rep3.counts()
+    _same(serial, parallel)
+    _same(serial, cached)
+    for smi, conf in zip(smiles, serial, strict=True):  # and the plain RDKit recipe
+        if conf is not None:
+            np.testing.assert_array_equal(conf.pos, _reference_conformer(smi, 0)[1])
+
+
+class _NoPool:
+    def __init__(self, *args, **kwargs):
+        raise AssertionError("no worker process should be started")
+
+
+def test_warm_cache_and_small_auto_jobs_start_no_worker(tmp_path, monkeypatch):
+    import gs_data.molecules.conformers as conformers
+
+    first, _ = generate_conformers(SMALL, n_workers=2, chunk_size=1, cache_dir=tmp_path)
+    monkeypatch.setattr(conformers, "ProcessPoolExecutor", _NoPool)
+    again, _ = generate_conformers(SMALL, n_workers=2, chunk_size=1, cache_dir=tmp_path)  # all cached
+    _same(first, again)
+    auto, _ = generate_conformers(SMALL[:3])  # n_workers=None, 3 molecules: in this process
+    _same(first[:3], auto)
+    assert conformers.default_n_workers() >= 1
+
+
+class _BrokenFuture:
+    def result(self):
+        from concurrent.futures.process import BrokenProcessPool
+
+        raise BrokenProcessPool("a child process terminated abruptly")
+
+
+class _BrokenPool:
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, *args, **kwargs):
+        return _BrokenFuture()
+
+
+def test_dead_workers_fall_back_to_this_process(monkeypatch, caplog):
+    import gs_data.molecules.conformers as conformers
+
+    monkeypatch.setattr(conformers, "ProcessPoolExecutor", _BrokenPool)
+    monkeypatch.setattr(conformers, "as_completed", iter)
+    with caplog.at_level("WARNING", logger="gs_data.molecules.conformers"):
+        confs, report = generate_conformers(SMALL, n_workers=2, chunk_size=2)
+    assert report.n_kept == len(SMALL)
+    _same(confs, generate_conformers(SMALL, n_workers=1)[0])
+    assert "__main__" in caplog.text
+
+
+def test_cache_key_covers_every_setting_and_the_rdkit_version(monkeypatch):
+    import gs_data.molecules.conformers as conformers
+
+    base = conformer_cache_key("CCO", ConformerConfig())
+    variants = [
+        ConformerConfig(seed=1),
+        ConformerConfig(max_iters=999),
+        ConformerConfig(mmff_variant="MMFF94s"),
+        ConformerConfig(remove_hs=False),
+    ]
+    keys = {conformer_cache_key("CCO", c) for c in variants} | {conformer_cache_key("OCC", ConformerConfig())}
+    assert base not in keys and len(keys) == 5
+    monkeypatch.setattr(conformers, "_rdkit_version", lambda: "1999.09.1")
+    assert conformer_cache_key("CCO", ConformerConfig()) != base
+
+
+def test_progress_bar_on_request(capsys):
+    calls = []
+    generate_conformers(SMALL, n_workers=1, progress=True, callback=lambda d, t: calls.append(d))
+    err = capsys.readouterr().err
+    assert f"{len(SMALL)}/{len(SMALL)}" in err and "/s" in err
+    assert calls == list(range(1, len(SMALL) + 1))
+    generate_conformers(SMALL, n_workers=1)  # default: no bar off a terminal
+    assert capsys.readouterr().err == ""
 
 
 def test_read_drugood_json_counts_skips():

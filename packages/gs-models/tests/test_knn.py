@@ -1,4 +1,5 @@
-"""knn_graph against a brute-force reference (ties, small clouds, unsorted batches, blocks)."""
+"""knn_graph against brute-force / cKDTree references (ties, small clouds, unsorted batches, blocks),
+and its torch_cluster path against the fallback (real module when installed, else a fake)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 
+import gs_models.knn as knn_module
 from gs_models import knn_graph
 
 
@@ -81,3 +83,121 @@ def test_knn_bad_input():
         knn_graph(torch.randn(4, 3), 2, torch.zeros(3, dtype=torch.long))
     with pytest.raises(ValueError, match="finite"):
         knn_graph(torch.tensor([[0.0, float("nan")]]), 1)
+
+
+# ------------------------------------------------------------ torch_cluster backend and fallback
+HAS_TORCH_CLUSTER = knn_module.has_torch_cluster()
+
+
+def _random_clouds(seed: int, n: int, num_clouds: int, dim: int = 3):
+    """Random float coordinates (no ties) in unsorted clouds, some of them tiny."""
+    rng = np.random.default_rng(seed)
+    pos = rng.normal(size=(n, dim))
+    batch = rng.integers(0, num_clouds, size=n)
+    batch[:2] = num_clouds + 1  # a two-point cloud (fewer points than k), and id num_clouds unused
+    return pos, batch
+
+
+def kdtree_knn(pos: np.ndarray, k: int, batch: np.ndarray, loop: bool) -> list[tuple[int, int]]:
+    """Reference with scipy's cKDTree, one tree per cloud: edges (neighbour, centre), centres in
+    index order, neighbours by (distance, index); no edge between clouds."""
+    from scipy.spatial import cKDTree
+
+    nbrs: dict[int, list[int]] = {}
+    for b in np.unique(batch):
+        idx = np.flatnonzero(batch == b)
+        kk = min(len(idx), k + (0 if loop else 1))
+        dist, loc = cKDTree(pos[idx]).query(pos[idx], k=kk)
+        dist, loc = dist.reshape(len(idx), kk), loc.reshape(len(idx), kk)
+        for row, i in enumerate(idx):
+            cands = sorted((d, int(idx[j])) for d, j in zip(dist[row], loc[row]) if loop or idx[j] != i)
+            nbrs[int(i)] = [j for _, j in cands[:k]]
+    return [(j, i) for i in range(len(pos)) for j in nbrs[i]]
+
+
+@pytest.mark.parametrize("loop", [False, True])
+@pytest.mark.parametrize("k", [1, 6, 16])
+def test_fallback_equals_kdtree_reference(k, loop):
+    pos, batch = _random_clouds(seed=k, n=700, num_clouds=7)
+    got = knn_graph(torch.from_numpy(pos), k, torch.from_numpy(batch), loop=loop, backend="torch")
+    assert [tuple(e) for e in got.T.tolist()] == kdtree_knn(pos, k, batch, loop)
+    src, dst = got
+    assert bool((torch.from_numpy(batch)[src] == torch.from_numpy(batch)[dst]).all())  # no cross-cloud edge
+    if loop:  # every point is its own nearest neighbour (distance 0), listed first
+        first = torch.ones_like(dst, dtype=torch.bool)
+        first[1:] = dst[1:] != dst[:-1]
+        assert torch.equal(src[first], dst[first]) and int(first.sum()) == len(pos)
+    else:
+        assert bool((src != dst).all())
+    # float32 and a small memory budget (several blocks) give the same graph
+    got32 = knn_graph(torch.from_numpy(pos).float(), k, torch.from_numpy(batch), loop=loop,
+                      backend="torch", max_elements=5000)
+    assert torch.equal(got32, got)
+
+
+@pytest.mark.skipif(not HAS_TORCH_CLUSTER, reason="torch_cluster is not installed (optional, PyG wheels); "
+                    "the fake-module test below checks the adapter instead")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("loop", [False, True])
+def test_torch_cluster_and_fallback_agree(dtype, loop):
+    pos, batch = _random_clouds(seed=3, n=900, num_clouds=9)
+    p, b = torch.from_numpy(pos).to(dtype), torch.from_numpy(batch)
+    for k in (1, 5, 20):
+        ours = knn_graph(p, k, b, loop=loop, backend="torch")
+        theirs = knn_graph(p, k, b, loop=loop, backend="torch_cluster")
+        assert torch.equal(theirs, ours)
+        assert torch.equal(knn_graph(p, k, b, loop=loop), theirs)  # auto picks torch_cluster
+    assert torch.equal(knn_graph(p, 4, backend="torch_cluster"), knn_graph(p, 4, backend="torch"))
+
+
+class _FakeTorchCluster:
+    """Brute-force stand-in with torch_cluster's contract: sorted ``batch`` required, ``k``
+    nearest per point of its cloud including itself (loop=True), edges in no particular order."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def knn_graph(self, x, k, batch=None, loop=False, flow="source_to_target"):
+        self.calls += 1
+        assert loop and flow == "source_to_target"
+        if batch is None:
+            batch = torch.zeros(x.size(0), dtype=torch.long)
+        assert bool((batch[1:] >= batch[:-1]).all()), "torch_cluster needs a sorted batch"
+        src, dst = [], []
+        for b in torch.unique(batch):
+            idx = (batch == b).nonzero().flatten()
+            d = torch.cdist(x[idx], x[idx])
+            nn = torch.topk(d, min(k, idx.numel()), largest=False).indices
+            src.append(idx[nn].flatten())
+            dst.append(idx.repeat_interleave(nn.size(1)))
+        src, dst = torch.cat(src), torch.cat(dst)
+        shuffle = torch.randperm(src.numel(), generator=torch.Generator().manual_seed(0))
+        return torch.stack([src[shuffle], dst[shuffle]])
+
+
+@pytest.mark.parametrize("loop", [False, True])
+def test_torch_cluster_adapter_with_a_fake_module(monkeypatch, loop):
+    fake = _FakeTorchCluster()
+    monkeypatch.setattr(knn_module, "_torch_cluster", fake)
+    assert knn_module.has_torch_cluster()
+    pos, batch = _random_clouds(seed=11, n=300, num_clouds=5)
+    p, b = torch.from_numpy(pos), torch.from_numpy(batch)
+    for k in (1, 4, 12):
+        ours = knn_graph(p, k, b, loop=loop, backend="torch")
+        assert torch.equal(knn_graph(p, k, b, loop=loop), ours)  # auto -> the (fake) torch_cluster
+        assert torch.equal(knn_graph(p.float(), k, b, loop=loop, backend="torch_cluster"),
+                           knn_graph(p.float(), k, b, loop=loop, backend="torch"))
+    assert fake.calls == 6
+    assert knn_graph(p[:0], 3, b[:0]).shape == (2, 0)
+    assert torch.equal(knn_graph(p, 3), knn_graph(p, 3, backend="torch"))
+
+
+def test_backend_choice(monkeypatch):
+    monkeypatch.setattr(knn_module, "_torch_cluster", None)
+    pos = torch.randn(20, 3)
+    assert not knn_module.has_torch_cluster()
+    assert torch.equal(knn_graph(pos, 3), knn_graph(pos, 3, backend="torch"))  # auto -> fallback
+    with pytest.raises(ImportError, match="torch_cluster is not importable"):
+        knn_graph(pos, 3, backend="torch_cluster")
+    with pytest.raises(ValueError, match="backend must be one of"):
+        knn_graph(pos, 3, backend="faiss")

@@ -304,8 +304,8 @@ def load_geometric(
         Passed to the family's loader. Track: ``sizes`` (``"demo"``, ``"ci"``, ``"paper"`` or a
         sizes object), ``cache_dir``, ``n_workers``, ``config``, ``callback``; QMOF / molecular
         fidelity: ``config``; DrugOOD-3D: ``par_label_per_part``, ``cache_dir``,
-        ``n_workers``, ``conformer``; MoleculeACE: ``config``, ``data_dir``, ``targets``,
-        ``cache_dir``, ``n_workers``.
+        ``n_workers``, ``conformer``, ``callback``, ``progress``; MoleculeACE: ``config``,
+        ``data_dir``, ``targets``, ``cache_dir``, ``n_workers``, ``callback``, ``progress``.
 
     Returns
     -------
@@ -378,7 +378,8 @@ def _load_drugood(spec, *, info_level, root, seed, **options):
     from gs_data.molecules.drugood import load_drugood3d
 
     kw = _accepts(load_drugood3d, options, spec,
-                  ("par_label_per_part", "cache_dir", "n_workers", "conformer", "callback"))
+                  ("par_label_per_part", "cache_dir", "n_workers", "conformer", "callback",
+                   "progress"))
     return load_drugood3d(_root(spec, root), spec.shift, info_level=info_level, seed=seed, **kw)
 
 
@@ -386,7 +387,8 @@ def _load_moleculeace(spec, *, info_level, root, seed, **options):
     from gs_data.molecules.moleculeace import load_moleculeace_ood
 
     kw = _accepts(load_moleculeace_ood, options, spec,
-                  ("config", "data_dir", "targets", "cache_dir", "n_workers", "callback", "records"))
+                  ("config", "data_dir", "targets", "cache_dir", "n_workers", "callback", "progress",
+                   "records"))
     return load_moleculeace_ood(spec.shift, info_level=info_level, seed=seed, **kw)
 
 

@@ -1,9 +1,16 @@
-"""k-nearest-neighbour graphs in pure torch (no torch-cluster, no pyg-lib).
+"""k-nearest-neighbour graphs: PyG's ``torch_cluster`` when installed, else pure torch.
 
-Exact: Euclidean distances computed coordinate-wise (no ``|a|^2 + |b|^2 - 2ab`` cancellation
-in low dimension), ties (equal computed distances) broken by the smaller node index. Batched: points
-of different clouds (``batch``) are never connected. Memory-bounded: distances are computed
-for groups of clouds and blocks of query points holding at most ``max_elements`` entries.
+Fallback (pure torch, no torch-cluster, no pyg-lib): exact Euclidean distances computed
+coordinate-wise (no ``|a|^2 + |b|^2 - 2ab`` cancellation in low dimension), ties (equal
+computed distances) broken by the smaller node index. Batched: points of different clouds
+(``batch``) are never connected. Memory-bounded: distances are computed for groups of clouds
+and blocks of query points holding at most ``max_elements`` entries.
+
+With ``torch_cluster`` importable (``backend="auto"``), its ``knn_graph`` finds the
+neighbours (KD-tree on CPU, brute force on GPU) and its edges are put in the fallback's
+conventions (self loops, order, batch need not be sorted), so both paths give the same edge
+index; they may differ only in which of several points at exactly the same distance fills
+the k-th place.
 """
 
 from __future__ import annotations
@@ -13,7 +20,20 @@ from torch import Tensor
 
 from gs_models._validation import check_positive_int
 
-__all__ = ["knn_graph"]
+try:  # optional compiled backend; a wheel built for another torch fails with OSError
+    import torch_cluster as _torch_cluster
+except (ImportError, OSError):  # pragma: no cover - depends on the environment
+    _torch_cluster = None
+
+__all__ = ["knn_graph", "KNN_BACKENDS", "has_torch_cluster"]
+
+#: ``backend`` values of :func:`knn_graph`.
+KNN_BACKENDS: tuple[str, ...] = ("auto", "torch_cluster", "torch")
+
+
+def has_torch_cluster() -> bool:
+    """Whether ``torch_cluster`` is importable (then ``knn_graph`` uses it by default)."""
+    return _torch_cluster is not None
 
 
 def _check(pos: object, k: object, batch: object) -> tuple[Tensor, int, Tensor | None]:
@@ -78,6 +98,7 @@ def knn_graph(
     loop: bool = False,
     max_elements: int = 2**24,
     exact_max_dim: int = 4,
+    backend: str = "auto",
 ) -> Tensor:
     """k-nearest-neighbour graph of a batch of point clouds.
 
@@ -98,6 +119,11 @@ def knn_graph(
         Up to this dimension distances are computed from coordinate differences (exact ties
         are detected exactly); above it the faster ``|a|^2 + |b|^2 - 2ab`` expansion is used
         (DGCNN's feature-space graphs).
+    backend : {"auto", "torch_cluster", "torch"}
+        ``"auto"``: ``torch_cluster.knn_graph`` when it is importable and ``pos`` is float32 or
+        float64, else the pure-torch fallback; ``"torch_cluster"`` requires it (ImportError
+        otherwise); ``"torch"``: always the fallback. ``max_elements`` and
+        ``exact_max_dim`` apply to the fallback only.
 
     Returns
     -------
@@ -108,6 +134,17 @@ def knn_graph(
     """
     pos, k, batch = _check(pos, k, batch)
     check_positive_int(max_elements, "max_elements")
+    if backend not in KNN_BACKENDS:
+        raise ValueError(f"backend must be one of {KNN_BACKENDS}, got {backend!r}")
+    if backend == "torch_cluster" and _torch_cluster is None:
+        raise ImportError(
+            "knn_graph(backend='torch_cluster'): torch_cluster is not importable; install the "
+            "wheel matching your torch from https://data.pyg.org/whl/ or use backend='auto'"
+        )
+    if backend == "torch_cluster" or (
+        backend == "auto" and _torch_cluster is not None and pos.dtype in (torch.float32, torch.float64)
+    ):
+        return _knn_torch_cluster(pos, k, batch, loop)
     n, dim = pos.shape
     device = pos.device
     empty = torch.empty(2, 0, dtype=torch.long, device=device)
@@ -167,3 +204,48 @@ def knn_graph(
     dst = perm[torch.cat(dsts)]
     order = torch.argsort(dst, stable=True)
     return torch.stack([src[order], dst[order]])
+
+
+def _knn_torch_cluster(pos: Tensor, k: int, batch: Tensor | None, loop: bool) -> Tensor:
+    """``torch_cluster.knn_graph`` in the fallback's conventions.
+
+    torch_cluster needs a sorted ``batch``, drops self loops *after* taking ``k + 1``
+    neighbours (a point with duplicates may then keep ``k + 1``) and does not promise an
+    order of the neighbours; here the clouds are sorted first, ``k + 1`` neighbours with self
+    loops are asked for, the self loop is removed, and each point keeps its ``k`` nearest by
+    (distance, index), grouped by target in increasing order.
+    """
+    assert _torch_cluster is not None
+    n = pos.size(0)
+    empty = torch.empty(2, 0, dtype=torch.long, device=pos.device)
+    if n == 0:
+        return empty
+    perm = None
+    pos_s, batch_s = pos, None
+    if batch is not None:
+        batch = batch.long()
+        perm = torch.argsort(batch, stable=True)
+        pos_s, batch_s = pos[perm], batch[perm]
+    ei = _torch_cluster.knn_graph(pos_s, k if loop else k + 1, batch_s, loop=True, flow="source_to_target")
+    src, dst = ei[0].long(), ei[1].long()
+    if not loop:
+        keep = src != dst
+        src, dst = src[keep], dst[keep]
+    if src.numel() == 0:
+        return empty
+    dist = torch.linalg.vector_norm(pos_s[src] - pos_s[dst], dim=-1)
+    # order by (target, distance, source): stable sorts from the last key to the first
+    order = torch.argsort(src, stable=True)
+    order = order[torch.argsort(dist[order], stable=True)]
+    order = order[torch.argsort(dst[order], stable=True)]
+    src, dst = src[order], dst[order]
+    counts = torch.bincount(dst, minlength=n)
+    first = torch.cumsum(counts, 0) - counts
+    rank = torch.arange(dst.numel(), device=dst.device) - first[dst]
+    keep = rank < k
+    src, dst = src[keep], dst[keep]
+    if perm is not None:  # back to the caller's node ids, still grouped by target
+        src, dst = perm[src], perm[dst]
+        order = torch.argsort(dst, stable=True)
+        src, dst = src[order], dst[order]
+    return torch.stack([src, dst])

@@ -15,6 +15,11 @@ Conformers are cached on disk, one small ``.npz`` file per (SMILES, configuratio
 RDKit version); files are written atomically (temporary file + rename) and their name
 is the SHA-256 of everything that determines their content, so a changed seed, force
 field setting or RDKit version never reuses a stale file. Failures are cached too.
+
+:func:`generate_conformers` reads the cached molecules in the calling process and embeds
+the others in a ``spawn`` process pool, one worker per CPU core by default; coordinates do
+not depend on the number of workers (same seed per molecule). Measured throughput on a
+real MoleculeACE target: ``benchmarks/conformers.py`` and the gs-data README.
 """
 
 from __future__ import annotations
@@ -23,8 +28,11 @@ import hashlib
 import json
 import logging
 import os
+import sys
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +53,7 @@ __all__ = [
     "embed_conformer",
     "generate_conformers",
     "conformer_cache_key",
+    "default_n_workers",
 ]
 
 logger = logging.getLogger(__name__)
@@ -59,6 +68,19 @@ NUM_ATOM_TYPES: int = len(ATOM_TYPES) + 1
 _TYPE_INDEX = {s: i for i, s in enumerate(ATOM_TYPES)}
 # bump when the way a cached conformer is computed or stored changes
 _CACHE_FORMAT = "gs-conformer-v1"
+# n_workers=None: below this many molecules to compute, the worker start-up (a spawned
+# process imports numpy, RDKit, gs_splits/numba: 1.5-3 s) costs more than it saves
+_AUTO_MIN_PARALLEL = 64
+# progress=None: draw a bar on a terminal when at least this many molecules are computed
+_AUTO_MIN_PROGRESS = 256
+
+
+def default_n_workers() -> int:
+    """CPU cores this process may run on (``os.sched_getaffinity``, else ``os.cpu_count``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def atom_type_index(symbol: str) -> int:
@@ -264,14 +286,18 @@ def _cache_write(path: Path, result: Conformer | ConformerError) -> None:
 
 
 def _embed_many(
-    jobs: Sequence[tuple[int, str]], config: ConformerConfig, cache_dir: str | None
+    jobs: Sequence[tuple[int, str]],
+    config: ConformerConfig,
+    cache_dir: str | None,
+    read_cache: bool = True,
 ) -> list[tuple[int, Conformer | ConformerError]]:
-    """Worker: embed (or read from cache) a batch of (position, smiles)."""
+    """Worker: embed (or read from cache) a batch of (position, smiles); results are
+    written to the cache. ``read_cache=False``: the caller has already looked them up."""
     out: list[tuple[int, Conformer | ConformerError]] = []
     cdir = Path(cache_dir) if cache_dir is not None else None
     for pos, smi in jobs:
         path = _cache_path(cdir, conformer_cache_key(smi, config)) if cdir is not None else None
-        result = _cache_read(path, smi) if path is not None else None
+        result = _cache_read(path, smi) if path is not None and read_cache else None
         if result is None:
             try:
                 result = embed_conformer(smi, config)
@@ -283,18 +309,59 @@ def _embed_many(
     return out
 
 
+class _Progress:
+    """A dependency-free progress bar on stderr: ``\r``-redrawn on a terminal, else a line
+    at most every 30 s; rate (molecules/s) and estimated time left."""
+
+    def __init__(self, total: int, label: str = "conformers", stream: Any = None) -> None:
+        self.total = total
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.start = self.last = time.monotonic()
+        self.done = 0
+
+    def update(self, done: int) -> None:
+        self.done = done
+        now = time.monotonic()
+        if done < self.total and now - self.last < (0.5 if self.tty else 30.0):
+            return
+        self.last = now
+        elapsed = max(now - self.start, 1e-9)
+        rate = done / elapsed
+        left = (self.total - done) / rate if rate > 0 else float("inf")
+        width = 30
+        filled = int(width * done / max(self.total, 1))
+        line = (
+            f"{self.label}: [{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} "
+            f"{rate:.1f}/s, {elapsed:.0f} s elapsed"
+            + (f", ~{left:.0f} s left" if done < self.total and rate > 0 else "")
+        )
+        if self.tty:
+            self.stream.write("\r" + line + ("\n" if done >= self.total else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
 def generate_conformers(
     smiles: Sequence[str],
     config: ConformerConfig | None = None,
     *,
     ids: Sequence[Any] | None = None,
     cache_dir: str | os.PathLike | None = None,
-    n_workers: int = 1,
+    n_workers: int | None = None,
     chunk_size: int = 16,
     callback: Callable[[int, int], None] | None = None,
+    progress: bool | None = None,
     source: str = "smiles",
 ) -> tuple[list[Conformer | None], ProcessingReport]:
     """Conformers for many molecules, in parallel, cached, with failures reported.
+
+    Cached molecules are read in this process first; only the others are embedded, in a
+    process pool when there are enough of them. The result does not depend on
+    ``n_workers`` or on the cache (each molecule is embedded with the same seed; cached
+    files hold the float64 coordinates bit for bit).
 
     Parameters
     ----------
@@ -305,16 +372,25 @@ def generate_conformers(
         Identifier per molecule used in the processing report (default: position).
     cache_dir : path, optional
         Folder of the on-disk conformer cache (created if needed). None: no cache.
-    n_workers : int
-        1: in this process. More: a process pool of that many workers (``spawn`` start
-        method, safe with torch loaded; as with any spawn pool, a calling script must
-        guard its entry point with ``if __name__ == "__main__":``). The result does not
-        depend on ``n_workers`` (each molecule is embedded with the same seed).
+    n_workers : int, optional
+        None (default): one worker per available CPU core (:func:`default_n_workers`),
+        and no pool at all when fewer than 64 molecules are not cached (starting a
+        worker costs more than it saves). 1: in this process. More: a process pool of
+        that many workers whenever the molecules to embed fill more than one chunk.
+        The pool uses the ``spawn`` start method (safe with torch loaded); as with any
+        spawn pool, a calling script must guard its entry point with
+        ``if __name__ == "__main__":``. A pool whose workers die (e.g. an unguarded
+        script) is reported with a warning and the remaining molecules are embedded in
+        this process.
     chunk_size : int
-        Molecules per task sent to a worker.
+        Most molecules per task sent to a worker (smaller when there are few molecules,
+        so that every worker gets several tasks).
     callback : callable(done, total), optional
-        Called after each molecule is finished (in input order within a chunk); use it
-        for a progress bar in a CLI.
+        Called after each molecule is finished (cached ones first); use it for a progress
+        bar in a CLI.
+    progress : bool, optional
+        Draw a simple progress bar on stderr. None (default): only on a terminal and when
+        at least 256 molecules are not cached.
     source : str
         Name used in the report.
 
@@ -333,19 +409,20 @@ def generate_conformers(
         raise TypeError(f"smiles must be a sequence of str, found a {bad}")
     if ids is not None and len(ids) != len(smiles):
         raise ValueError(f"ids has {len(ids)} entries but smiles has {len(smiles)}")
-    if not isinstance(n_workers, (int, np.integer)) or n_workers < 1:
-        raise ValueError(f"n_workers must be a positive int, got {n_workers!r}")
-    if not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+    auto = n_workers is None
+    if auto:
+        n_workers = default_n_workers()
+    if isinstance(n_workers, bool) or not isinstance(n_workers, (int, np.integer)) or n_workers < 1:
+        raise ValueError(f"n_workers must be a positive int or None, got {n_workers!r}")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
     cdir = None
     if cache_dir is not None:
-        cdir = str(Path(cache_dir))
+        cdir = str(Path(cache_dir).expanduser())
         Path(cdir).mkdir(parents=True, exist_ok=True)
 
     n = len(smiles)
     results: list[Conformer | ConformerError | None] = [None] * n
-    jobs = list(enumerate(smiles))
-    chunks = [jobs[i : i + chunk_size] for i in range(0, n, chunk_size)]
     done = 0
 
     def _collect(batch: list[tuple[int, Conformer | ConformerError]]) -> None:
@@ -355,18 +432,58 @@ def generate_conformers(
             done += 1
             if callback is not None:
                 callback(done, n)
+            if bar is not None:
+                bar.update(done)
 
-    if n_workers == 1 or len(chunks) <= 1:
-        for chunk in chunks:
-            _collect(_embed_many(chunk, config, cdir))
+    # cached molecules are read here: a warm cache needs no worker process at all
+    bar = None
+    jobs: list[tuple[int, str]] = []
+    hits: list[tuple[int, Conformer | ConformerError]] = []
+    if cdir is not None:
+        root = Path(cdir)
+        for pos, smi in enumerate(smiles):
+            cached = _cache_read(_cache_path(root, conformer_cache_key(smi, config)), smi)
+            if cached is None:
+                jobs.append((pos, smi))
+            else:
+                hits.append((pos, cached))
     else:
+        jobs = list(enumerate(smiles))
+    _collect(hits)
+    if progress is None:
+        progress = len(jobs) >= _AUTO_MIN_PROGRESS and bool(getattr(sys.stderr, "isatty", lambda: False)())
+    if progress and jobs:
+        bar = _Progress(n, label=f"{source} conformers")
+        bar.update(done)
+
+    workers = int(n_workers)
+    if auto and len(jobs) < _AUTO_MIN_PARALLEL:
+        workers = 1
+    if workers > 1:  # smaller chunks for few molecules: every worker gets several tasks
+        chunk_size = max(1, min(int(chunk_size), -(-len(jobs) // (4 * workers))))
+    chunks = [jobs[i : i + chunk_size] for i in range(0, len(jobs), chunk_size)]
+    if workers > 1 and len(chunks) > 1:
         import multiprocessing as mp
 
         ctx = mp.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=int(n_workers), mp_context=ctx) as pool:
-            futures = [pool.submit(_embed_many, chunk, config, cdir) for chunk in chunks]
-            for fut in as_completed(futures):
-                _collect(fut.result())
+        try:
+            with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx) as pool:
+                futures = [pool.submit(_embed_many, chunk, config, cdir, False) for chunk in chunks]
+                for fut in as_completed(futures):
+                    _collect(fut.result())
+        except BrokenProcessPool as exc:
+            logger.warning(
+                "conformer worker processes died (%s); embedding the remaining molecules in this "
+                "process. A script calling this at top level must guard its entry point with "
+                "`if __name__ == \"__main__\":` (spawned workers import it), or pass n_workers=1.",
+                exc,
+            )
+            chunks = [[job for job in chunk if results[job[0]] is None] for chunk in chunks]
+            workers = 1
+    if workers == 1 or len(chunks) <= 1:
+        for chunk in chunks:
+            if chunk:
+                _collect(_embed_many(chunk, config, cdir, False))
 
     report = ProcessingReport(source=source, n_input=n)
     out: list[Conformer | None] = []

@@ -163,7 +163,8 @@ def load_drugood3d(
     conformer: ConformerConfig | None = None,
     par_label_per_part: int = 1000,
     cache_dir: str | os.PathLike | None = None,
-    n_workers: int = 1,
+    n_workers: int | None = None,
+    progress: bool | None = None,
     callback: Callable[[int, int], None] | None = None,
     seed: int | np.random.Generator = 0,
 ) -> GeometricDataset:
@@ -182,8 +183,13 @@ def load_drugood3d(
         Par-Label pool taken from each of ood_val and ood_test (GeSS: 1000).
     cache_dir : path, optional
         Conformer cache folder.
-    n_workers : int
-        Conformer worker processes.
+    n_workers : int, optional
+        Conformer worker processes; None: one per CPU core (see
+        :func:`~gs_data.molecules.conformers.generate_conformers`; a script must guard its
+        entry point with ``if __name__ == "__main__":``).
+    progress : bool, optional
+        Progress bar of the conformer generation on stderr (None: on a terminal, for
+        long runs).
     callback : callable(done, total), optional
         Per-molecule progress.
     seed : int or numpy.random.Generator
@@ -202,7 +208,7 @@ def load_drugood3d(
     unique, inverse = np.unique(rec.smiles, return_inverse=True)
     confs, conf_report = generate_conformers(
         unique.tolist(), conformer, cache_dir=cache_dir, n_workers=n_workers,
-        callback=callback, source=f"{rec.report.source} conformers",
+        callback=callback, progress=progress, source=f"{rec.report.source} conformers",
     )
     ok = np.array([c is not None for c in confs], dtype=bool)[inverse] if len(unique) else np.zeros(0, bool)
     report = ProcessingReport(source=rec.report.source, n_input=rec.report.n_input)

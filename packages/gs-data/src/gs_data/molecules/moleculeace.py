@@ -345,7 +345,8 @@ def load_moleculeace_ood(
     data_dir: str | os.PathLike | None = None,
     targets: Sequence[str] | None = None,
     cache_dir: str | os.PathLike | None = None,
-    n_workers: int = 1,
+    n_workers: int | None = None,
+    progress: bool | None = None,
     callback: Callable[[int, int], None] | None = None,
     seed: int | np.random.Generator = 0,
     records: MoleculeACERecords | None = None,
@@ -363,8 +364,13 @@ def load_moleculeace_ood(
     data_dir, targets : see :func:`read_moleculeace`
     cache_dir : path, optional
         Conformer cache folder (strongly recommended: ~36k molecules).
-    n_workers : int
-        Conformer worker processes.
+    n_workers : int, optional
+        Conformer worker processes; None: one per CPU core (see
+        :func:`~gs_data.molecules.conformers.generate_conformers`; a script must guard its
+        entry point with ``if __name__ == "__main__":``).
+    progress : bool, optional
+        Progress bar of the conformer generation on stderr (None: on a terminal, for
+        long runs).
     callback : callable(done, total), optional
         Per-molecule progress of the conformer generation.
     seed : int or numpy.random.Generator
@@ -389,6 +395,7 @@ def load_moleculeace_ood(
         cache_dir=cache_dir,
         n_workers=n_workers,
         callback=callback,
+        progress=progress,
         source="MoleculeACE conformers",
     )
     ok_unique = np.array([c is not None for c in confs], dtype=bool)
