@@ -222,5 +222,9 @@ def test_gs_bench_accepts_and_runs_the_registered_names(toy_strategy, toy_datase
     record = {"status": "ok", "job": jobs[0], "metrics": metrics}
     text = "\n".join(t.to_markdown() for t in structural.tables([record]))
     assert toy_method.name in text and toy_strategy in text
+    # the gess suite (graph level) accepts it as an algorithm too
+    from gs_bench.runners import gess
+
+    assert toy_method.name in gess.algorithm_names()
     with pytest.raises(SuiteConfigError, match="unknown strategy"):
         structural.validate(load_suite(str(suite)).with_overrides(axes={"strategy": ["toy-nope"]}))
