@@ -6,18 +6,64 @@
   read-only for us: a session-wide guard fails the run if any test changed a file in it.
 * No network: every test runs with outbound connections to anything but the loopback
   interface refused (tests never download; see gs-data's "no network" test).
+* No writes into the user's caches: before any test module is imported, ``GS_DATA_ROOT``
+  (gs-data's raw files and processed / split caches), ``GS_CACHE_DIR`` (the Track event
+  cache) and ``XDG_CACHE_HOME`` (what platformdirs, and so gs-data's fallback, matplotlib's
+  font cache, ... use) point into one temporary folder per test session, removed at its end;
+  subprocesses that tests start inherit them. uv's package cache stays where it was
+  (``UV_CACHE_DIR`` is pinned to it): the wheel tests install from it offline. Real data is
+  read from ``shared_datasets`` (``GS_SHARED_DATA``), which this does not touch. Every
+  package's tests get this, since nox runs each package's tests from the repository root
+  (this file is the rootdir's conftest). ``isolated_cache_root()`` says where it is.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import shutil
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
 
 _REPO_ROOT = Path(__file__).resolve().parent
+
+#: environment variables pointed into the session's temporary folder (sub-folder names)
+ISOLATED_ENV = {"GS_DATA_ROOT": "gs-data-root", "GS_CACHE_DIR": "gs-cache", "XDG_CACHE_HOME": "xdg-cache"}
+_isolation: dict[str, object] = {}
+
+
+def isolated_cache_root() -> Path | None:
+    """The temporary folder holding this session's data root and caches (None outside tests)."""
+    return _isolation.get("root")  # type: ignore[return-value]
+
+
+def pytest_configure(config):
+    """Point the gs data root and every cache into a fresh temporary folder (see above)."""
+    root = Path(tempfile.mkdtemp(prefix="gs-test-caches-")).resolve()
+    saved = {k: os.environ.get(k) for k in (*ISOLATED_ENV, "UV_CACHE_DIR")}
+    if "UV_CACHE_DIR" not in os.environ:  # keep uv's own cache (tests/test_wheels.py is offline)
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        os.environ["UV_CACHE_DIR"] = str(Path(base) / "uv")
+    for var, sub in ISOLATED_ENV.items():
+        (root / sub).mkdir()
+        os.environ[var] = str(root / sub)
+    _isolation.update(root=root, saved=saved)
+
+
+def pytest_unconfigure(config):
+    saved = _isolation.pop("saved", None)
+    root = _isolation.pop("root", None)
+    if saved is None:
+        return
+    for var, value in saved.items():  # type: ignore[union-attr]
+        if value is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = value
+    shutil.rmtree(root, ignore_errors=True)  # type: ignore[arg-type]
 
 
 def shared_datasets_dir() -> Path | None:

@@ -41,7 +41,10 @@ DISTS = wheelenv.DISTS
 CLIS = {"gs-splits": {"gs-splits"}, "gs-bench": {"gs-bench"}}
 # run-time data files a wheel must carry, besides every other non-Python file under src/<module>
 DATA_FILES = {
-    "gs-data": {"gs_data/materials/data/molecular_fidelity_gaps.json"},
+    "gs-data": {
+        "gs_data/materials/data/molecular_fidelity_gaps.json.gz",
+        "gs_data/materials/data/molecular_fidelity_gaps.provenance.json",
+    },
     "gs-bench": {
         f"gs_bench/suites/{name}.toml" for name in ("structural-shifts", "edgewise", "lebed", "gess")
     },

@@ -27,7 +27,8 @@ Usage (from the repository root; single thread, low priority, bounded CPU time):
         --max-cpu-seconds 100000 --max-wall-seconds 5849
 
 Molecules are computed cheapest first (fewest basis functions, then fewest heavy atoms,
-then name), so a budget cut keeps the cheapest ones. The output (``src/gs_data/materials/data/molecular_fidelity_gaps.json``)
+then name), so a budget cut keeps the cheapest ones. The output (``src/gs_data/materials/data/molecular_fidelity_gaps.json.gz``, the molecules
+as compact gzipped JSON, and ``molecular_fidelity_gaps.provenance.json`` beside it)
 is written atomically after every molecule, so an interrupted run resumes where it
 stopped (``--resume``). It records the program versions, basis set, grid, per-calculation
 CPU times and the total cost (CPU and wall, summed over the resumed runs). Every molecule
@@ -39,6 +40,9 @@ ones and the rest. ``--finalise`` only re-tags and re-summarises an existing fil
 from __future__ import annotations
 
 import argparse
+import gzip
+import hashlib
+import io
 import json
 import os
 import platform
@@ -50,7 +54,7 @@ from pathlib import Path
 
 HARTREE_EV = 27.211386245988
 DEFAULT_OUT = (
-    Path(__file__).resolve().parents[1] / "src" / "gs_data" / "materials" / "data" / "molecular_fidelity_gaps.json"
+    Path(__file__).resolve().parents[1] / "src" / "gs_data" / "materials" / "data" / "molecular_fidelity_gaps.json.gz"
 )
 #: QMOF column name -> PySCF xc code used here
 FIDELITIES = {"pbe": "PBE", "hle17": "HLE17", "hse06_10hf": "hse06_10hf", "hse06": "HSE06"}
@@ -544,18 +548,52 @@ MOLECULES_EXTENSION: tuple[tuple[str, str], ...] = (
 MOLECULES = MOLECULES + MOLECULES_EXTENSION
 
 
-def _atomic_write_json(path: Path, payload: dict) -> None:
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(payload, fh, indent=1)
-            fh.write("\n")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.chmod(tmp, 0o644)  # mkstemp creates 0600; the file ships with the package
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def provenance_path(data_path: Path) -> Path:
+    """``<stem>.provenance.json`` beside ``<stem>.json.gz`` (as gs_data.materials.molecular)."""
+    return data_path.with_name(data_path.name.removesuffix(".gz").removesuffix(".json") + ".provenance.json")
+
+
+def _atomic_write_json(path: Path, payload: dict) -> None:
+    """``*.json.gz``: the molecules as compact gzipped JSON and, apart, the provenance
+    (every other key, indented, with the data's SHA-256 and count); any other name: one
+    indented JSON file holding both."""
+    if not path.name.endswith(".json.gz"):
+        _atomic_write_bytes(path, (json.dumps(payload, indent=1) + "\n").encode())
+        return
+    data = json.dumps({"molecules": payload["molecules"]}, separators=(",", ":")).encode()
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
+        gz.write(data)  # mtime 0, no name: the same molecules give the same bytes
+    provenance = {k: v for k, v in payload.items() if k != "molecules"}
+    provenance["data_file"] = path.name
+    provenance["data_sha256"] = hashlib.sha256(data).hexdigest()
+    provenance["data_num_molecules"] = len(payload["molecules"])
+    _atomic_write_bytes(path, buf.getvalue())
+    _atomic_write_bytes(provenance_path(path), (json.dumps(provenance, indent=1) + "\n").encode())
+
+
+def _read_payload(path: Path) -> dict:
+    """What :func:`_atomic_write_json` wrote, joined into one document."""
+    if not path.name.endswith(".json.gz"):
+        return json.loads(path.read_text())
+    doc = json.loads(gzip.decompress(path.read_bytes()))
+    prov = json.loads(provenance_path(path).read_text())
+    for key in ("data_file", "data_sha256", "data_num_molecules"):
+        prov.pop(key, None)
+    return {**prov, **doc}
 
 
 def _geometry(smiles: str, seed: int):
@@ -698,7 +736,7 @@ def main(argv=None) -> int:
     if args.finalise:
         from rdkit import Chem
 
-        payload = json.loads(args.out.read_text())
+        payload = _read_payload(args.out)
         for r in payload["molecules"]:
             r["conjugated"] = is_conjugated(r["smiles"])
         payload["summary"] = summarise(payload["molecules"])
@@ -738,7 +776,7 @@ def main(argv=None) -> int:
 
     records, skipped = [], []
     if args.resume and args.out.exists():
-        previous = json.loads(args.out.read_text())
+        previous = _read_payload(args.out)
         records, skipped = previous["molecules"], previous.get("skipped", [])
     prior_wall = 0.0
     if args.resume and args.out.exists():
@@ -817,7 +855,7 @@ def main(argv=None) -> int:
         }
         _atomic_write_json(args.out, payload)
     if stopped_by is not None and args.out.exists():
-        payload = json.loads(args.out.read_text())
+        payload = _read_payload(args.out)
         payload["cost"].pop("stopped_by_cpu_budget", None)  # field of an earlier version
         payload["cost"]["stopped_by"] = stopped_by
         payload["cost"]["molecules_not_computed"] = len([t for t in todo if t[0] not in

@@ -161,10 +161,9 @@ def test_load_qmof_fixture_all_levels():
 
 
 def _shipped_doc() -> dict:
-    from importlib import resources
+    from gs_data.materials import read_molecular_fidelity_document
 
-    with resources.files("gs_data.materials").joinpath("data", MOLECULAR_FIDELITY_FILE).open() as fh:
-        return json.load(fh)
+    return read_molecular_fidelity_document()
 
 
 def _rdkit_conjugated(smiles: str) -> bool:
@@ -279,3 +278,70 @@ def test_molecular_default_builds_the_fidelity_shift(tmp_path):
     doc = json.loads(json.dumps({**molecular_fidelity_metadata(), "molecules": []}))
     (tmp_path / "empty.json").write_text(json.dumps(doc))
     assert len(read_molecular_fidelity(tmp_path / "empty.json")) == 0
+
+
+# ------------------------------------------------------------------ the shipped file's layout
+#: SHA-256 of the molecules as canonical JSON (sorted keys, compact), computed on the indented
+#: ``molecular_fidelity_gaps.json`` (370 KB) this compact gzipped file replaced (issue 20):
+#: the data is the same, value for value.
+_MOLECULES_SHA256 = "638bc49a8b542b7a0eb401eb1ae03807a8d8bea063d6943a317fb6f2178152cb"
+
+
+def test_shipped_molecules_are_compact_gzipped_and_unchanged():
+    import gzip
+    import hashlib
+    from importlib import resources
+
+    folder = resources.files("gs_data.materials").joinpath("data")
+    raw = folder.joinpath(MOLECULAR_FIDELITY_FILE).read_bytes()
+    assert MOLECULAR_FIDELITY_FILE.endswith(".json.gz") and raw[:2] == b"\x1f\x8b"
+    assert len(raw) < 100_000  # the indented JSON was 370 KB
+    text = gzip.decompress(raw)
+    assert b"\n" not in text and b": " not in text  # compact separators, no indentation
+    doc = json.loads(text)
+    assert list(doc) == ["molecules"]  # the data only: the provenance is kept apart
+    canonical = json.dumps(doc["molecules"], sort_keys=True, separators=(",", ":")).encode()
+    assert hashlib.sha256(canonical).hexdigest() == _MOLECULES_SHA256
+    assert len(doc["molecules"]) == 255
+    assert sum(len(m["symbols"]) for m in doc["molecules"]) == 2346
+    assert sum(m["conjugated"] for m in doc["molecules"]) == 112
+
+
+def test_shipped_provenance_is_readable_apart_and_matches_the_data():
+    import gzip
+    import hashlib
+    from importlib import resources
+
+    from gs_data.materials import MOLECULAR_FIDELITY_PROVENANCE
+
+    folder = resources.files("gs_data.materials").joinpath("data")
+    prov = json.loads(folder.joinpath(MOLECULAR_FIDELITY_PROVENANCE).read_text(encoding="utf-8"))
+    assert "molecules" not in prov and prov["generator"].endswith("make_fidelity_gaps.py")
+    assert prov["data_file"] == MOLECULAR_FIDELITY_FILE and prov["data_num_molecules"] == 255
+    data = gzip.decompress(folder.joinpath(MOLECULAR_FIDELITY_FILE).read_bytes())
+    assert prov["data_sha256"] == hashlib.sha256(data).hexdigest()
+    assert [s["name"] for s in prov["skipped"]] == ["hydrogen chloride", "hydrogen fluoride", "carbon monoxide"]
+    meta = molecular_fidelity_metadata()
+    assert {k: meta[k] for k in prov} == prov and "molecules" not in meta
+
+
+def test_a_data_file_and_a_foreign_provenance_are_refused(tmp_path):
+    import gzip
+    import shutil
+    from importlib import resources
+
+    from gs_data.materials import MOLECULAR_FIDELITY_PROVENANCE, read_molecular_fidelity_document
+
+    folder = resources.files("gs_data.materials").joinpath("data")
+    data = tmp_path / "mine.json.gz"
+    data.write_bytes(gzip.compress(b'{"molecules":[]}'))
+    with resources.as_file(folder.joinpath(MOLECULAR_FIDELITY_PROVENANCE)) as prov:
+        shutil.copy(prov, tmp_path / "mine.provenance.json")
+    with pytest.raises(ValueError, match="do not belong together"):
+        read_molecular_fidelity_document(data)
+    (tmp_path / "mine.provenance.json").unlink()
+    assert read_molecular_fidelity_document(data) == {"molecules": []}
+    # the single-file layout of earlier releases is still read
+    single = tmp_path / "single.json"
+    single.write_text(json.dumps({"description": "x", "molecules": []}, indent=1))
+    assert read_molecular_fidelity_document(single)["description"] == "x"

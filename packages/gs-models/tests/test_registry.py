@@ -248,3 +248,41 @@ def test_good_gcn_preset_is_goods_gcn_encoder():
     emb, logits = m(x, ei)
     torch.testing.assert_close(emb, h, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(logits, m.head(h), atol=1e-5, rtol=1e-5)
+
+
+def test_register_model_makes_build_model_accept_it():
+    import dataclasses
+
+    import pytest
+    import torch
+
+    from gs_models import available_models, build_model, register_model, unregister_model
+
+    @dataclasses.dataclass(frozen=True)
+    class ScaleConfig:
+        scale: float = 2.0
+
+    class Scale(torch.nn.Module):
+        def __init__(self, in_channels, out_channels, config):
+            super().__init__()
+            self.config = config
+            self.lin = torch.nn.Linear(in_channels, out_channels)
+
+        def forward(self, x, edge_index):
+            return x, self.config.scale * self.lin(x)
+
+    register_model("toy-scale", ScaleConfig, Scale)
+    try:
+        assert "toy-scale" in available_models()
+        assert build_model("toy-scale", 4, 2, scale=3.0).config.scale == 3.0
+        with pytest.raises(ValueError, match="unknown option"):
+            build_model("toy-scale", 4, 2, hidden_channels=8)
+        with pytest.raises(ValueError, match="overwrite=True"):
+            register_model("toy-scale", ScaleConfig, Scale)
+    finally:
+        unregister_model("toy-scale")
+    assert "toy-scale" not in available_models()
+    with pytest.raises(ValueError, match="cannot be replaced"):
+        register_model("gcn", ScaleConfig, Scale)
+    with pytest.raises(ValueError, match="cannot be unregistered"):
+        unregister_model("gcn")

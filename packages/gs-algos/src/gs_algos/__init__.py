@@ -2,7 +2,8 @@
 
 Train with :func:`fit_node` / :func:`fit_graph` and a :class:`TrainConfig` (paper presets
 :meth:`TrainConfig.structural_shifts`, :meth:`TrainConfig.edgewise`,
-:meth:`TrainConfig.gess`); methods live in :mod:`gs_algos.methods` (:data:`METHODS`),
+:meth:`TrainConfig.gess`); methods live in :mod:`gs_algos.methods` (:data:`METHODS`; add your own with
+:func:`register_method`),
 uncertainty estimators in :mod:`gs_algos.uncertainty`, devices (``TrainConfig.device``:
 ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:1"``) in :mod:`gs_algos.device`, the named structural-shifts methods
 (SE, DE, GPN, NatPN, GPE, NatPE and the robustness methods, one trained run each) in
@@ -37,6 +38,7 @@ from gs_algos.finetune import (
     finetune_node,
 )
 from gs_algos.methods import METHODS, Method
+from gs_algos.registry import available_methods, register_method, unregister_method
 from gs_algos.search import GESS_SEARCH_SPACES, SearchResult, SearchSpace, grid_search
 
 __all__ = [
@@ -56,6 +58,9 @@ __all__ = [
     "Track",
     "TrainConfig",
     "__version__",
+    "available_methods",
+    "register_method",
+    "unregister_method",
     "call_model",
     "check_device",
     "choose_labeled",

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 from gs_algos.device import check_device
+from gs_metrics import available_metrics, get_metric
 
 __all__ = ["GOOD_CORA_TRAINING", "STRUCTURAL_PROTOCOLS", "TrainConfig"]
 
@@ -31,11 +32,12 @@ STRUCTURAL_PROTOCOLS = ("authors", "early-stop")
 GOOD_CORA_TRAINING = {"erm": (1e-3, 100), "dann": (1e-3, 100), "coral": (1e-3, 100),
                       "mixup": (1e-3, 100), "eerm": (5e-3, 50)}
 
-_METRICS = ("accuracy", "loss", "mae", "auroc")
+#: selection on the training loss; every other metric name comes from gs-metrics' registry
+#: (:data:`gs_metrics.TASK_METRICS`: accuracy, auroc, mae and any registered one)
+_LOSS = "loss"
 _STOPPING = ("patience", "acc_or_nll")
 #: fields that do not change what is trained (left out of :meth:`TrainConfig.identity`)
 _NOT_IDENTITY = ("device",)
-_HIGHER_IS_BETTER = {"accuracy": True, "auroc": True, "loss": False, "mae": False}
 
 
 @dataclass(frozen=True)
@@ -145,8 +147,9 @@ class TrainConfig:
             raise ValueError(f"patience must be None or >= 1, got {self.patience!r}")
         if self.batch_size is not None and int(self.batch_size) < 1:
             raise ValueError(f"batch_size must be None or >= 1, got {self.batch_size!r}")
-        if self.metric not in _METRICS:
-            raise ValueError(f"metric must be one of {_METRICS}, got {self.metric!r}")
+        if self.metric != _LOSS and self.metric not in available_metrics():
+            raise ValueError(f"metric must be one of {(_LOSS, *available_metrics())}, "
+                             f"got {self.metric!r}")
         if self.task not in ("multiclass", "binary", "regression"):
             raise ValueError(
                 f"task must be 'multiclass', 'binary' or 'regression', got {self.task!r}"
@@ -155,8 +158,9 @@ class TrainConfig:
             raise ValueError(
                 f"select_on must be a non-empty tuple of part names, got {self.select_on!r}"
             )
-        if self.task == "regression" and self.metric in ("accuracy", "auroc"):
-            raise ValueError(f"metric {self.metric!r} does not apply to regression; use 'mae'")
+        if self.metric != _LOSS and self.task not in get_metric(self.metric).tasks:
+            raise ValueError(f"metric {self.metric!r} does not apply to {self.task}; use one of "
+                             f"{(_LOSS, *available_metrics(self.task))}")
         if int(self.eval_every) < 1:
             raise ValueError(f"eval_every must be >= 1, got {self.eval_every!r}")
         if int(self.norm_updates_per_step) < 1:
@@ -173,7 +177,7 @@ class TrainConfig:
     @property
     def higher_is_better(self) -> bool:
         """Whether larger values of :attr:`metric` are better."""
-        return _HIGHER_IS_BETTER[self.metric]
+        return False if self.metric == _LOSS else get_metric(self.metric).higher_is_better
 
     def replace(self, **changes) -> TrainConfig:
         """A copy with some fields changed (validated again)."""

@@ -38,7 +38,7 @@ from gs_algos.checkpoint import CHECKPOINT_NAME, atomic_save, load_checkpoint
 from gs_algos.config import TrainConfig
 from gs_algos.device import data_to, fork_rng_of, module_device, resolve_device
 from gs_algos.methods.base import Method
-from gs_metrics import auroc
+from gs_metrics import auroc, available_metrics, get_metric
 
 __all__ = [
     "FitResult",
@@ -139,7 +139,8 @@ def evaluate_outputs(out: Tensor, y: Tensor, task: str) -> dict[str, float]:
     """Selection metrics of outputs ``out`` against labels ``y``.
 
     multiclass: ``accuracy``, ``loss`` (mean cross-entropy); binary: ``accuracy``
-    (threshold 0 on the logit), ``auroc`` (:func:`gs_metrics.auroc`), ``loss``; regression: ``mae``, ``loss`` (MSE).
+    (threshold 0 on the logit), ``auroc`` (:func:`gs_metrics.auroc`), ``loss``; regression: ``mae``, ``loss`` (MSE);
+    plus every metric registered in gs-metrics for the task (:func:`gs_metrics.register_metric`).
     """
     if y.numel() == 0:
         return {}
@@ -152,6 +153,13 @@ def evaluate_outputs(out: Tensor, y: Tensor, task: str) -> dict[str, float]:
         res["auroc"] = auroc(o.detach().double().cpu().numpy(), y.reshape(-1).cpu().numpy())
     else:
         res["mae"] = float((out.reshape(-1) - y.reshape(-1).float()).abs().mean())
+    # metrics registered in gs-metrics (gs_metrics.register_metric) beyond the built-ins above
+    extra = [m for m in available_metrics(task) if m not in res]
+    if extra:
+        o = out.detach().cpu().numpy()
+        t = y.detach().cpu().numpy()
+        for name in extra:
+            res[name] = get_metric(name)(o, t)
     return res
 
 

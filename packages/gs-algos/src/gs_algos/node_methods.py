@@ -80,6 +80,7 @@ from gs_algos.uncertainty import (
 
 __all__ = [
     "AUTHORS_BASE_SEED",
+    "BUILTIN_NODE_METHODS",
     "DeepEnsemble",
     "DirichletEnsemble",
     "DirichletModel",
@@ -89,6 +90,7 @@ __all__ = [
     "ROBUSTNESS_METHODS",
     "ROBUSTNESS_VARIANTS",
     "SingleModel",
+    "available_node_methods",
     "member_seeds",
     "node_method",
 ]
@@ -470,6 +472,13 @@ NODE_METHODS: dict[str, Callable[..., NodeMethod]] = {
     "gpe": lambda k: DirichletEnsemble("gpe", k, family="gpn"),
     "natpe": lambda k: DirichletEnsemble("natpe", k, family="natpn"),
 }
+#: the named methods shipped with gs-algos; :func:`gs_algos.register_method` adds more
+BUILTIN_NODE_METHODS = frozenset(NODE_METHODS)
+
+
+def available_node_methods() -> list[str]:
+    """Names :func:`node_method` accepts (``se`` is also accepted, as ``erm``)."""
+    return list(NODE_METHODS)
 
 
 def node_method(name: str, num_members: int = 5,

@@ -8,6 +8,7 @@ Main entry points
 -----------------
 load(name, root=None, **kw) -> torch_geometric.data.Data (or, for a geometric name, the dataset)
 available_datasets() -> list of accepted node-classification names
+register_dataset(DatasetSpec(...)) / unregister_dataset(name): add your own to that table
 available_geometric() / geometric_spec(name) -> GeSS's geometric datasets: task, metric, shift
 load_geometric(name, info_level=..., **kw) -> one GeSS shift case (Track, QMOF, DrugOOD-3D, stand-ins)
 synthetic.default_graph(seed=0) -> the embedded synthetic graph (numpy/scipy)
@@ -31,7 +32,15 @@ from gs_data._io import (
     MissingRawFileError,
     data_root,
 )
-from gs_data._registry import available_datasets
+from gs_data._readers import RawGraph
+from gs_data._registry import (
+    DatasetSpec,
+    PaperStats,
+    RawFile,
+    available_datasets,
+    register_dataset,
+    unregister_dataset,
+)
 from gs_data.geometric import (
     GEOMETRIC_DATASETS,
     GeometricSpec,
@@ -76,6 +85,12 @@ _SUBMODULES = ("synthetic", "datasets", "splits", "edgewise", "lebed", "pyg", "g
 __all__ = [
     "__version__",
     "available_datasets",
+    "register_dataset",
+    "unregister_dataset",
+    "DatasetSpec",
+    "RawFile",
+    "PaperStats",
+    "RawGraph",
     "available_geometric",
     "geometric_spec",
     "load_geometric",

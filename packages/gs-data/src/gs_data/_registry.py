@@ -1,7 +1,10 @@
 """The table of node-classification datasets: names, raw files, URLs, checksums, paper stats.
 
 Plain data (no torch): one :class:`DatasetSpec` per accepted name, built explicitly in
-``_SPECS`` below (no registration by import side effect).
+``_SPECS_LIST`` below (no registration by import side effect). Your own dataset joins the
+table with :func:`register_dataset` (and leaves it with :func:`unregister_dataset`); every
+consumer (:func:`gs_data.load`, :func:`available_datasets`, ``make_split``, gs-bench's
+suites) reads the table, so nothing else needs editing.
 """
 
 from __future__ import annotations
@@ -13,7 +16,16 @@ from pathlib import Path
 from gs_data import _readers as R
 from gs_data._readers import RawGraph
 
-__all__ = ["RawFile", "PaperStats", "DatasetSpec", "SPECS", "resolve_name", "available_datasets"]
+__all__ = [
+    "RawFile",
+    "PaperStats",
+    "DatasetSpec",
+    "SPECS",
+    "resolve_name",
+    "available_datasets",
+    "register_dataset",
+    "unregister_dataset",
+]
 
 
 @dataclass(frozen=True)
@@ -49,7 +61,13 @@ class PaperStats:
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """How to obtain and parse one dataset."""
+    """How to obtain and parse one dataset.
+
+    ``reader(root) -> RawGraph`` parses the raw files under the data root ``root`` (a
+    dataset without ``raw_files`` is built in memory by its reader and is not cached on
+    disk); ``aliases`` are other accepted names; ``where`` tells a user where to get the
+    files when they are missing.
+    """
 
     name: str
     title: str
@@ -281,6 +299,7 @@ _SPECS_LIST: list[DatasetSpec] = [
 ]
 
 SPECS: dict[str, DatasetSpec] = {s.name: s for s in _SPECS_LIST}
+_BUILTIN = frozenset(SPECS)
 _ALIASES: dict[str, str] = {}
 for _s in _SPECS_LIST:
     _ALIASES[_s.name] = _s.name
@@ -303,3 +322,48 @@ def resolve_name(name: str) -> DatasetSpec:
     if key.replace("-", "") in _ALIASES:
         return SPECS[_ALIASES[key.replace("-", "")]]
     raise ValueError(f"unknown dataset name {name!r}; accepted names: {', '.join(available_datasets())}")
+
+
+def _key(name: str) -> str:
+    return name.strip().lower().replace("_", "-").replace(" ", "-")
+
+
+def register_dataset(spec: DatasetSpec, *, overwrite: bool = False) -> DatasetSpec:
+    """Add ``spec`` to the table: :func:`gs_data.load` then accepts its name and aliases.
+
+    ``spec.reader(root)`` must return a :class:`~gs_data._readers.RawGraph` (exported as
+    ``gs_data.RawGraph``). ``overwrite=True`` replaces a dataset registered earlier under the
+    same name; a name or alias taken by another dataset (or by a geometric dataset) is refused.
+    """
+    if not isinstance(spec, DatasetSpec):
+        raise TypeError(f"register_dataset needs a DatasetSpec, got {type(spec).__name__}")
+    if spec.reader is None or not callable(spec.reader):
+        raise TypeError(f"dataset {spec.name!r}: reader must be a callable root -> RawGraph")
+    from gs_data.geometric import is_geometric
+
+    name = _key(spec.name)
+    if name != spec.name or not name:
+        raise ValueError(f"dataset name must be lower case with '-' (e.g. {name!r}), got {spec.name!r}")
+    if name in SPECS and not overwrite:
+        raise ValueError(f"dataset {name!r} exists already; pass overwrite=True to replace it")
+    if name in SPECS:
+        unregister_dataset(name)
+    for key in (name, *(_key(a) for a in spec.aliases)):
+        taken = _ALIASES.get(key) or _ALIASES.get(key.replace("-", ""))
+        if taken is not None or is_geometric(key):
+            raise ValueError(f"dataset {spec.name!r}: the name {key!r} is taken by "
+                             f"{taken or 'a geometric dataset'}")
+    SPECS[name] = spec
+    for key in (name, *(_key(a) for a in spec.aliases)):
+        _ALIASES[key] = name
+    return spec
+
+
+def unregister_dataset(name: str) -> None:
+    """Remove a dataset added by :func:`register_dataset` (the shipped ones stay)."""
+    spec = resolve_name(name)
+    if spec.name in _BUILTIN:
+        raise ValueError(f"dataset {spec.name!r} ships with gs-data and cannot be unregistered")
+    del SPECS[spec.name]
+    for key in [k for k, v in _ALIASES.items() if v == spec.name]:
+        del _ALIASES[key]

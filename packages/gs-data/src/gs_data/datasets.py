@@ -134,7 +134,7 @@ def _load_processed(path: Path) -> RawGraph:
 
 
 def _read(spec: DatasetSpec, root: Path, paths: list[Path], cache_dir: Path | None, force_reload: bool) -> RawGraph:
-    if cache_dir is None:
+    if cache_dir is None or not paths:  # no raw files: nothing to key a cache on
         return spec.reader(root)  # type: ignore[misc]
     cache = cache_dir / f"{spec.name}-{_cache_key(spec, paths)}.npz"
     if cache.exists() and not force_reload:

@@ -67,13 +67,13 @@ IDX_SPLIT_NAMES: dict[str, str] = {
 
 
 def structural_strategies() -> tuple[str, ...]:
-    """Names :class:`StructuralNodeSplit` accepts: the paper's ``popularity``, ``locality``,
-    ``density`` and ``random`` first, then gs-splits' extra built-in properties (read from
-    :data:`gs_splits.properties.BUILTIN_PROPERTIES`, not a second list)."""
-    from gs_splits.properties import BUILTIN_PROPERTIES
+    """Names :class:`StructuralNodeSplit` accepts: gs-splits' strategy registry
+    (:func:`gs_splits.available_strategies`: the paper's ``popularity``, ``locality``,
+    ``density`` and ``random`` first, then the extra built-ins and any registered ones),
+    read at call time, not a second list."""
+    from gs_splits import available_strategies
 
-    paper = ("popularity", "locality", "density", "random")
-    return paper + tuple(k for k in BUILTIN_PROPERTIES if k not in paper)
+    return available_strategies()
 
 
 def _check_sizes(sizes: Any) -> str | tuple[float, ...]:
@@ -125,8 +125,8 @@ class StructuralNodeSplit(BaseTransform):
     ----------
     strategy : str, default ``"popularity"``
         ``"popularity"`` (PageRank), ``"locality"`` (Personalized PageRank from the
-        top-PageRank node), ``"density"`` (local clustering coefficient), ``"random"``, or an
-        extra built-in of gs-splits (:func:`structural_strategies`).
+        top-PageRank node), ``"density"`` (local clustering coefficient), ``"random"``, or any
+        other name of gs-splits' strategy registry (:func:`structural_strategies`).
     sizes : str or 5 floats, default ``(0.3, 0.1, 0.1, 0.1, 0.4)``
         ``in_train, in_valid, in_test, out_valid, out_test`` fractions summing to 1, or a
         paper ratio: ``"50:50"`` (section 4), ``"70:30"`` or ``"90:10"`` (appendix B).

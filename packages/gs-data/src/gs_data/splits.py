@@ -158,8 +158,8 @@ def make_split(
     data : Data
         Graph to split (``edge_index`` and ``num_nodes`` are used).
     strategy : str
-        ``"popularity"``, ``"locality"``, ``"density"``, ``"random"`` or another built-in of
-        gs-splits.
+        ``"popularity"``, ``"locality"``, ``"density"``, ``"random"`` or another name of
+        gs-splits' strategy registry (:func:`gs_splits.available_strategies`).
     sizes : 5 fractions or a preset name (``"50:50"``, ``"70:30"``, ``"90:10"``)
     seed : int
         Seed of the split (tie-breaks, ID shuffle).

@@ -67,6 +67,14 @@ from gs_metrics.label_free import (
     fit_atc_threshold,
     threshold_score,
 )
+from gs_metrics.registry import (
+    TASK_METRICS,
+    TaskMetric,
+    available_metrics,
+    get_metric,
+    register_metric,
+    unregister_metric,
+)
 from gs_metrics.reliability import plot_reliability_diagram
 from gs_metrics.task import accuracy, binary_roc_auc, mean_absolute_error
 
@@ -86,6 +94,12 @@ __all__ = [
     "OODDetection",
     "OODDetectionMetrics",
     "ReliabilityBins",
+    "TASK_METRICS",
+    "TaskMetric",
+    "available_metrics",
+    "get_metric",
+    "register_metric",
+    "unregister_metric",
     "__version__",
     "accuracy",
     "accuracy_from_probs",

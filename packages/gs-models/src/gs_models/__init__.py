@@ -34,7 +34,9 @@ from gs_models.registry import (
     available_presets,
     build_model,
     preset,
+    register_model,
     training_defaults,
+    unregister_model,
 )
 from gs_models.sampling import (
     TorchNeighborSampler,
@@ -90,6 +92,8 @@ __all__ = [
     "neighbor_loader",
     "predict_in_batches",
     "preset",
+    "register_model",
+    "unregister_model",
     "training_defaults",
     "undirected_pairs",
 ]

@@ -1,6 +1,25 @@
 """Build models by name, from paper presets or typed configs.
 
-The registry is a plain dict defined here (no import-time side effects elsewhere).
+The registry is a plain dict defined here (no import-time side effects elsewhere). Add
+your own model with :func:`register_model`; :func:`build_model` and
+:func:`available_models` then accept it without another edit::
+
+    from dataclasses import dataclass
+    from gs_models import build_model, register_model
+
+    @dataclass(frozen=True)
+    class LinearConfig:
+        bias: bool = True
+
+    class Linear(torch.nn.Module):
+        def __init__(self, in_channels, out_channels, config):
+            super().__init__()
+            self.lin = torch.nn.Linear(in_channels, out_channels, bias=config.bias)
+        def forward(self, x, edge_index):
+            return x, self.lin(x)          # (embeddings, outputs)
+
+    register_model("linear", LinearConfig, Linear)
+    model = build_model("linear", 16, 3, bias=False)
 """
 
 from __future__ import annotations
@@ -26,7 +45,15 @@ from gs_models.pointcloud import DGCNN, EGNN, PointTransformer
 from gs_models.posterior import DirichletHead, GraphPosteriorNetwork, NaturalPosteriorNetwork
 from gs_models.structured import EPFGNN, GMNN
 
-__all__ = ["available_models", "available_presets", "build_model", "preset", "training_defaults"]
+__all__ = [
+    "available_models",
+    "available_presets",
+    "build_model",
+    "preset",
+    "register_model",
+    "training_defaults",
+    "unregister_model",
+]
 
 # composite configs: overrides naming NodeGNNConfig fields go to this nested node config
 _NESTED: dict[type, str] = {
@@ -270,6 +297,44 @@ _PRESETS: dict[str, tuple[str, Any, TrainingDefaults]] = {
         TrainingDefaults(lr=1e-3, weight_decay=1e-5, source="GeSS, appendix F"),
     ),
 }
+
+
+#: the models shipped with gs-models (cannot be replaced or unregistered)
+_BUILTIN_MODELS = frozenset(_MODELS)
+
+
+def register_model(name: str, config_class: type, constructor: Callable[..., nn.Module],
+                   default_config: Callable[[], Any] | None = None, *,
+                   overwrite: bool = False) -> None:
+    """Add a model: ``constructor(in_channels, out_channels, config) -> nn.Module``.
+
+    ``config_class`` is a (frozen) dataclass of the model's hyperparameters, whose defaults
+    should be the paper's settings; ``default_config`` builds the default config (default:
+    ``config_class()``). :func:`build_model` then accepts ``name`` with field overrides or
+    ``config=``. Node-level models return ``(embeddings, outputs)`` from
+    ``forward(x, edge_index)``, as the engine of gs-algos expects. ``overwrite=True`` replaces
+    a model you registered before; the shipped ones cannot be replaced.
+    """
+    if not isinstance(name, str) or not name or name != name.strip().lower():
+        raise ValueError(f"model name must be a non-empty lower-case str, got {name!r}")
+    if not dataclasses.is_dataclass(config_class) or not isinstance(config_class, type):
+        raise TypeError(f"config_class must be a dataclass type, got {config_class!r}")
+    if not callable(constructor):
+        raise TypeError("constructor must be callable (in_channels, out_channels, config) -> nn.Module")
+    if name in _BUILTIN_MODELS or name in _PRESETS:
+        raise ValueError(f"model {name!r} ships with gs-models and cannot be replaced")
+    if name in _MODELS and not overwrite:
+        raise ValueError(f"model {name!r} exists already; pass overwrite=True to replace it")
+    _MODELS[name] = (config_class, constructor, default_config or config_class)
+
+
+def unregister_model(name: str) -> None:
+    """Remove a model added by :func:`register_model` (the shipped ones stay)."""
+    if name in _BUILTIN_MODELS or name in _PRESETS:
+        raise ValueError(f"model {name!r} ships with gs-models and cannot be unregistered")
+    if name not in _MODELS:
+        raise ValueError(f"no registered model {name!r}")
+    del _MODELS[name]
 
 
 def available_models() -> list[str]:

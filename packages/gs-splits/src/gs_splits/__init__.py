@@ -36,6 +36,15 @@ from gs_splits.split import (
     split_sizes,
     structural_split,
 )
+from gs_splits.strategies import (
+    PAPER_STRATEGIES,
+    STRATEGIES,
+    SplitStrategy,
+    available_strategies,
+    get_strategy,
+    register_strategy,
+    unregister_strategy,
+)
 
 __all__ = [
     "__version__",
@@ -57,6 +66,13 @@ __all__ = [
     "DOMAIN_SCOPES",
     "PAPER_SIZES",
     "STRUCTURAL_PARTS",
+    "STRATEGIES",
+    "PAPER_STRATEGIES",
+    "SplitStrategy",
+    "available_strategies",
+    "get_strategy",
+    "register_strategy",
+    "unregister_strategy",
     "scientific_split",
     "ordered_domain_split",
     "par_label_indices",

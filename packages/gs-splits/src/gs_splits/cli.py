@@ -16,8 +16,6 @@ from pathlib import Path
 
 from gs_splits.__about__ import __version__
 
-_STRATEGIES = ("popularity", "locality", "density", "random", "degree", "kcore", "eigenvector", "betweenness")
-
 _MAKE_HELP = """\
 Create a structural-shift split of a graph (structural-shifts paper, sections 3-4).
 
@@ -25,9 +23,8 @@ Nodes are sorted by sigma = -property: the nodes with the largest property are
 in-distribution (ID) and are shuffled into in_train / in_valid / in_test; the rest are
 out-of-distribution (OOD): out_valid (less shifted) then out_test (most shifted).
 
-Strategies: popularity = PageRank, locality = Personalized PageRank from the top-PageRank
-node, density = local clustering coefficient, random = uniform baseline; extra: degree,
-kcore, eigenvector, betweenness (approximate).
+Strategies (gs_splits.strategies, with any registered by register_strategy):
+{strategies}
 
 Graph files: .mat (edges or adjacency, e.g. the paper's CoraML), .npz (edge_index or a
 scipy.sparse adjacency), .npy (2, E) array, or a text edge list ('u v' per line, ids 0..n-1;
@@ -100,10 +97,14 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("-v", "--verbose", action="store_true", help="log progress and graph normalisation details")
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    mk = sub.add_parser("make", help="create a split file from a graph", description=_MAKE_HELP,
+    from gs_splits.strategies import STRATEGIES  # read when the parser is built: yours too
+
+    listing = "\n".join(f"  {s.name:<12} {s.description}".rstrip() for s in STRATEGIES.values())
+    mk = sub.add_parser("make", help="create a split file from a graph",
+                        description=_MAKE_HELP.format(strategies=listing),
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     mk.add_argument("graph", type=Path, help="graph file (.mat, .npz, .npy or text edge list)")
-    mk.add_argument("--strategy", "-s", default="popularity", choices=_STRATEGIES,
+    mk.add_argument("--strategy", "-s", default="popularity", choices=list(STRATEGIES),
                     help="node property that defines the shift (default: popularity)")
     mk.add_argument("--property-file", type=Path, default=None,
                     help="use your own property instead: a .npy file with one value per node (largest = ID)")

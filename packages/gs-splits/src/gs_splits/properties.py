@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from gs_splits import _kernels
-from gs_splits.graph import CSRGraph, as_csr_graph
+from gs_splits.graph import as_csr_graph
 
 __all__ = [
     "pagerank",
@@ -24,7 +24,6 @@ __all__ = [
     "eigenvector_centrality",
     "approximate_betweenness",
     "triangles",
-    "BUILTIN_PROPERTIES",
 ]
 
 #: Default L1 stopping tolerance of the power iteration; the L1 error to the exact stationary
@@ -237,19 +236,3 @@ def approximate_betweenness(
             scale = scale * n / k
         bc *= scale
     return bc
-
-
-def _ppr_top(graph: CSRGraph) -> np.ndarray:
-    return personalized_pagerank(graph)
-
-
-#: Named properties accepted by ``structural_split(strategy=...)`` (higher value = more ID).
-BUILTIN_PROPERTIES: dict[str, Callable[[CSRGraph], np.ndarray]] = {
-    "popularity": lambda g: pagerank(g),
-    "locality": _ppr_top,
-    "density": lambda g: clustering_coefficient(g),
-    "degree": lambda g: degree(g),
-    "kcore": lambda g: core_number(g),
-    "eigenvector": lambda g: eigenvector_centrality(g),
-    "betweenness": lambda g: approximate_betweenness(g),
-}

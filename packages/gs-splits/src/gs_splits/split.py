@@ -34,7 +34,7 @@ import numpy as np
 
 from gs_splits.__about__ import __version__
 from gs_splits.graph import CSRGraph, as_csr_graph
-from gs_splits.properties import BUILTIN_PROPERTIES
+from gs_splits.strategies import get_strategy
 
 __all__ = [
     "Split",
@@ -404,9 +404,10 @@ class StructuralSplitConfig:
     Attributes
     ----------
     strategy : str
-        ``popularity`` (PageRank, sec. 3.2), ``locality`` (PPR from the top-PageRank node),
-        ``density`` (clustering coefficient), ``random``, or an extra built-in
-        (``degree``, ``kcore``, ``eigenvector``, ``betweenness``).
+        A name of :data:`gs_splits.strategies.STRATEGIES`: ``popularity`` (PageRank, sec.
+        3.2), ``locality`` (PPR from the top-PageRank node), ``density`` (clustering
+        coefficient), ``random``, an extra built-in (``degree``, ``kcore``, ``eigenvector``,
+        ``betweenness``) or a registered one.
     sizes : tuple of 5 floats
         in_train, in_valid, in_test, out_valid, out_test fractions (30/10/10/10/40, sec. 4).
     num_domains : int
@@ -442,10 +443,13 @@ def structural_split(
     graph : any input accepted by :func:`gs_splits.as_csr_graph`
         Edge index (2, E), scipy.sparse, networkx graph, torch tensor or PyG Data.
     strategy : str, array (n,) or callable
-        ``"popularity"``, ``"locality"``, ``"density"``, ``"random"`` (or an extra built-in:
-        ``"degree"``, ``"kcore"``, ``"eigenvector"``, ``"betweenness"``); or the property
-        itself as an array; or a callable ``f(CSRGraph) -> array``. Nodes with the *largest*
-        property are ID (``sigma = -property``).
+        A name of the strategy registry :data:`gs_splits.strategies.STRATEGIES`
+        (``"popularity"``, ``"locality"``, ``"density"``, ``"random"``, the extra built-ins
+        ``"degree"``, ``"kcore"``, ``"eigenvector"``, ``"betweenness"``, and whatever
+        :func:`gs_splits.register_strategy` added), called as ``f(graph, rng)`` with this
+        split's generator; or the property itself as an array; or a callable
+        ``f(CSRGraph) -> array``. Nodes with the *largest* property are ID
+        (``sigma = -property``).
     sizes : 5 fractions or a key of :data:`PAPER_SIZES`
         ``in_train, in_valid, in_test, out_valid, out_test``; must sum to 1.
     seed : int, numpy.random.Generator or None
@@ -511,16 +515,7 @@ def structural_split(
 
     if isinstance(strategy, str):
         name = strategy
-        if strategy == "random":
-            prop = -rng.permutation(n).astype(np.float64)
-        elif strategy in BUILTIN_PROPERTIES:
-            prop = BUILTIN_PROPERTIES[strategy](g)
-        else:
-            raise ValueError(
-                f"strategy: unknown {strategy!r}; use 'popularity', 'locality', 'density', "
-                f"'random', {', '.join(repr(k) for k in BUILTIN_PROPERTIES if k not in ('popularity', 'locality', 'density'))}, "
-                "an array of one value per node, or a callable graph -> array"
-            )
+        prop = get_strategy(strategy)(g, rng)  # the registry of gs_splits.strategies
     elif callable(strategy):
         name = getattr(strategy, "__name__", "callable")
         prop = strategy(g)

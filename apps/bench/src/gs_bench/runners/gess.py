@@ -72,6 +72,15 @@ BACKBONES = {"egnn": "gess-egnn", "dgcnn": "gess-dgcnn", "pointtransformer": "ge
 #: Algorithms in the order of GeSS table 3 (``irm`` is ours, not among GeSS's 11); ``tl-<N>``
 #: is Par-Label fine-tuning with N labelled OOD samples (GeSS: 100, 500, 1000).
 ALGORITHMS = ("erm", "vrex", "groupdro", "dir", "lri", "mixup", "irm", "dann", "coral")
+
+
+def algorithm_names() -> list[str]:
+    """Algorithms the suite accepts besides ``tl-<N>``: :data:`ALGORITHMS` in GeSS's order,
+    then every other graph-level method of gs-algos (e.g. one added with
+    :func:`gs_algos.register_method`; read at call time, no second list)."""
+    from gs_algos import available_methods
+
+    return [*ALGORITHMS, *(m for m in available_methods("graph") if m not in ALGORITHMS)]
 PAPER_TL = ("tl-100", "tl-500", "tl-1000")
 LEVELS = ("no-info", "o-feature", "par-label")
 _TL = re.compile(r"^tl-([1-9][0-9]*)$")
@@ -224,9 +233,9 @@ def _check_algorithm(a: str) -> None:
     if a == "finetune":
         raise SuiteConfigError("algorithm 'finetune' was replaced by tl-100, tl-500 and tl-1000 "
                                "(GeSS's three Par-Label rows; any tl-<N> is accepted)")
-    if a not in ALGORITHMS and tl_size(a) is None:
+    if a not in algorithm_names() and tl_size(a) is None:
         raise SuiteConfigError(
-            f"unknown algorithm {a!r}; accepted: {', '.join(ALGORITHMS)}, tl-<N> (e.g. "
+            f"unknown algorithm {a!r}; accepted: {', '.join(algorithm_names())}, tl-<N> (e.g. "
             f"{', '.join(PAPER_TL)})"
         )
 

@@ -56,7 +56,10 @@ from gs_bench.suites import DataMissingError, SuiteConfig, SuiteConfigError, che
 
 log = logging.getLogger(__name__)
 
-#: method name -> (label in tables, model preset under the "authors" protocol)
+#: The paper's methods: name -> (label in tables, model preset under the "authors" protocol).
+#: Any other named method of gs-algos (:func:`gs_algos.node_methods.available_node_methods`,
+#: e.g. one added with :func:`gs_algos.register_method`) is accepted too (:func:`method_names`),
+#: labelled by its name and trained on :data:`DEFAULT_PRESET`.
 METHODS: dict[str, tuple[str, str]] = {
     "erm": ("ERM / SE", "structural-shifts-base"),
     "erm+mod": ("ERM + mod", "structural-shifts-mod"),
@@ -76,7 +79,8 @@ ROBUSTNESS_METHODS = ("dann", "coral", "mixup", "eerm")
 GOOD_PRESET = "good-gcn"
 # "se" and "se+mod" are the uncertainty view of the "erm" / "erm+mod" jobs (same training).
 ALIASES = {"se": "erm", "se+mod": "erm+mod"}
-STRATEGIES = ("popularity", "locality", "density", "random")
+#: model preset of a gs-algos method that :data:`METHODS` does not name
+DEFAULT_PRESET = "structural-shifts-base"
 PROTOCOLS = ("authors", "early-stop")
 #: formulations of DANN / CORAL / Mixup / EERM (gs_algos.node_methods.ROBUSTNESS_VARIANTS)
 ROBUSTNESS_VARIANTS = ("good", "ours-v1")
@@ -93,9 +97,32 @@ _EARLY_STOP_PRESETS = {
 }
 
 
+def method_names() -> list[str]:
+    """Methods the suite accepts: :data:`METHODS`, then every other named method of gs-algos
+    (read from its registry at call time, so a registered method needs no edit here)."""
+    from gs_algos.node_methods import available_node_methods
+
+    return [*METHODS, *(m for m in available_node_methods() if m not in METHODS)]
+
+
+def method_label(method: str) -> str:
+    """The label of a method in tables (its name for a method :data:`METHODS` does not name)."""
+    name = _canonical_method(method)
+    return METHODS[name][0] if name in METHODS else name
+
+
+def strategy_names() -> tuple[str, ...]:
+    """Split strategies the suite accepts: gs-splits' strategy registry
+    (:func:`gs_splits.available_strategies`, the paper's four first), read at call time."""
+    from gs_splits import available_strategies
+
+    return available_strategies()
+
+
 def model_preset(method: str, protocol: str = "authors") -> str:
     """The gs-models preset a method trains under ``protocol``."""
-    preset = METHODS[_canonical_method(method)][1]
+    name = _canonical_method(method)
+    preset = METHODS[name][1] if name in METHODS else DEFAULT_PRESET
     return _EARLY_STOP_PRESETS.get(preset, preset) if protocol == "early-stop" else preset
 
 
@@ -212,16 +239,18 @@ def validate(config: SuiteConfig) -> dict[str, str]:
     from gs_splits.split import PAPER_SIZES
 
     require_axes(config, "structural-shifts", ("dataset", "strategy", "ratio", "method"))
+    strategies = strategy_names()
     for s in config.grid["strategy"]:
-        if s not in STRATEGIES:
-            raise SuiteConfigError(f"unknown strategy {s!r}; accepted: {', '.join(STRATEGIES)}")
+        if s not in strategies:
+            raise SuiteConfigError(f"unknown strategy {s!r}; accepted: {', '.join(strategies)}")
     for r in config.grid["ratio"]:
         if r not in PAPER_SIZES:
             raise SuiteConfigError(f"unknown ID:OOD ratio {r!r}; accepted: {', '.join(PAPER_SIZES)}")
+    methods = method_names()
     for m in config.grid["method"]:
-        if _canonical_method(m) not in METHODS:
+        if _canonical_method(m) not in methods:
             raise SuiteConfigError(
-                f"unknown method {m!r} for structural-shifts; accepted: {', '.join(sorted([*METHODS, *ALIASES]))}"
+                f"unknown method {m!r} for structural-shifts; accepted: {', '.join(sorted([*methods, *ALIASES]))}"
             )
     variant = config.settings.get("robustness_variant", "good")
     if variant not in ROBUSTNESS_VARIANTS:
@@ -568,6 +597,7 @@ def _member_cache(job: dict[str, Any], preset: str):
     return MemberCache(Path(job["workdir"]) / "members", tag)
 
 
+#: the paper's shifts in its tables' order; registered strategies follow them
 _SHIFT_ORDER = ("popularity", "locality", "density", "random")
 #: rows of the robustness tables (paper Tables 9-15) and of the detection tables (16-22)
 _ROBUSTNESS_ROWS = ("erm", "mixup", "eerm", "dann", "coral", "de", "erm+mod")
@@ -587,13 +617,14 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     groups = group_records(records, ("dataset", "ratio", "method", "strategy"))
     datasets = sorted({k[0] for k in groups})
     ratios = sorted({k[1] for k in groups})
-    methods = [m for m in METHODS if any(k[2] in (m,) or _canonical_method(k[2]) == m for k in groups)]
+    methods = [m for m in method_names() if any(k[2] in (m,) or _canonical_method(k[2]) == m for k in groups)]
     shifts = [s for s in _SHIFT_ORDER if any(k[3] == s for k in groups)]
+    shifts += sorted({k[3] for k in groups} - set(shifts))  # registered strategies
     for ratio in ratios:
         for ds in datasets:
             rows = []
             for meth in methods:
-                row = [{"erm": "ERM"}.get(meth, METHODS[meth][0])]
+                row = [{"erm": "ERM"}.get(meth, method_label(meth))]
                 present = False
                 for sh in shifts:
                     recs = groups.get((ds, ratio, meth, sh), [])
@@ -615,7 +646,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
                 ))
             rows = []
             for meth in methods:
-                row = [("SE" if meth == "erm" else "SE + mod" if meth == "erm+mod" else METHODS[meth][0])]
+                row = [("SE" if meth == "erm" else "SE + mod" if meth == "erm+mod" else method_label(meth))]
                 present = False
                 pub_name = {"erm": "se", "erm+mod": "se+mod"}.get(meth, meth)
                 for sh in shifts:
@@ -733,7 +764,7 @@ def paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
         for (k, meth), seeds in sorted(counts.items()):
             if k == key:
                 members = sorted({s for t in seeds for s in t})
-                runs_txt.append(f"{METHODS[meth][0]} {len(seeds)} run(s) × {len(next(iter(seeds)))} member(s), seeds {members[0]}–{members[-1]}")
+                runs_txt.append(f"{method_label(meth)} {len(seeds)} run(s) × {len(next(iter(seeds)))} member(s), seeds {members[0]}–{members[-1]}")
         source = st.get("split_source", "seeded")
         split_txt = ("the authors' published masks (yandex-research/structural-graph-shifts, datasets/<name>/splits/<shift>.pth)"
                      if source == "authors" else "gs-splits, split seed 0 (ties at the ID/OOD boundary broken by the seed, so a split may differ from the authors' files)")
@@ -742,7 +773,7 @@ def paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
         if robust:
             variant = st.get("robustness_variant", "good")
             robust_txt = (
-                f" {', '.join(METHODS[m][0] for m in robust)}: "
+                f" {', '.join(method_label(m) for m in robust)}: "
                 + ("the GOOD benchmark's formulations (gs_algos variant 'good'; the paper trained them in GOOD's framework)"
                    if variant == "good" else "our earlier formulations (gs_algos variant 'ours-v1')")
                 + f", {int(st.get('domains', 10))} property domains cut over "

@@ -20,11 +20,13 @@ from gs_data.materials.fidelity import (
 from gs_data.materials.molecular import (
     DEFAULT_MOLECULAR_SUBSET,
     MOLECULAR_FIDELITY_FILE,
+    MOLECULAR_FIDELITY_PROVENANCE,
     MOLECULAR_SUBSETS,
     load_molecular_fidelity,
     molecular_fidelity_means,
     molecular_fidelity_metadata,
     read_molecular_fidelity,
+    read_molecular_fidelity_document,
 )
 from gs_data.materials.qmof import (
     NUM_ELEMENT_TYPES,
@@ -48,6 +50,8 @@ __all__ = [
     "fidelity_split",
     "DEFAULT_MOLECULAR_SUBSET",
     "MOLECULAR_FIDELITY_FILE",
+    "MOLECULAR_FIDELITY_PROVENANCE",
+    "read_molecular_fidelity_document",
     "MOLECULAR_SUBSETS",
     "load_molecular_fidelity",
     "molecular_fidelity_means",

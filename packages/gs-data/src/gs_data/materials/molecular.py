@@ -3,11 +3,16 @@
 QMOF's periodic DFT band gaps (and its MOF structures) are not available offline, and
 periodic hybrid-DFT on MOFs is far out of reach of a small machine. The gs project
 therefore ships a small file of *molecular* band gaps computed by itself
-(``gs_data/materials/data/molecular_fidelity_gaps.json``): HOMO-LUMO gaps of small real
+(``gs_data/materials/data/molecular_fidelity_gaps.json.gz``): HOMO-LUMO gaps of small real
 molecules (RDKit ETKDG + MMFF94 geometries, hydrogens kept) at PBE, HLE17, HSE06*
 (HSE06 with 10% short-range exact exchange) and HSE06, computed with PySCF in a modest
-basis. The script ``packages/gs-data/scripts/make_fidelity_gaps.py`` regenerates it and
-the file records the program versions, basis set, grid and CPU times.
+basis. The script ``packages/gs-data/scripts/make_fidelity_gaps.py`` regenerates it.
+
+It ships as two files: the molecules as compact, gzipped JSON
+(``molecular_fidelity_gaps.json.gz``, ``{"molecules": [...]}``) and, kept apart and
+readable as is, its provenance (``molecular_fidelity_gaps.provenance.json``: program
+versions, basis set, grid, CPU times, summary, skipped molecules, and the SHA-256 and
+count of the data it describes). :func:`read_molecular_fidelity_document` joins them.
 
 The default is built exactly like QMOF's fidelity shift (:mod:`gs_data.materials.fidelity`)
 with the GeSS sizes scaled to the number of molecules. It reproduces the *mechanism* of
@@ -22,6 +27,8 @@ order. The README reports the means of all three subsets.
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import math
 from importlib import resources
@@ -37,6 +44,9 @@ from gs_data.molecules.report import ProcessingReport
 
 __all__ = [
     "MOLECULAR_FIDELITY_FILE",
+    "MOLECULAR_FIDELITY_PROVENANCE",
+    "provenance_path",
+    "read_molecular_fidelity_document",
     "MOLECULAR_SUBSETS",
     "DEFAULT_MOLECULAR_SUBSET",
     "molecular_fidelity_metadata",
@@ -45,7 +55,10 @@ __all__ = [
     "load_molecular_fidelity",
 ]
 
-MOLECULAR_FIDELITY_FILE = "molecular_fidelity_gaps.json"
+#: The shipped molecules: compact JSON ``{"molecules": [...]}``, gzipped.
+MOLECULAR_FIDELITY_FILE = "molecular_fidelity_gaps.json.gz"
+#: Its provenance, kept apart (indented JSON): everything about the data but the data.
+MOLECULAR_FIDELITY_PROVENANCE = "molecular_fidelity_gaps.provenance.json"
 #: Molecule classes in the shipped file: every molecule, the conjugated ones (``conjugated``
 #: tag: RDKit perceives an aromatic atom or a conjugated bond; the MOF-linker-like class)
 #: and the rest.
@@ -55,21 +68,63 @@ MOLECULAR_SUBSETS: tuple[str, ...] = ("all", "conjugated", "rest")
 DEFAULT_MOLECULAR_SUBSET = "all"
 
 
-def _load_json(path: str | Path | None) -> dict[str, Any]:
+def provenance_path(data_path: str | Path) -> Path:
+    """The provenance file beside a ``<stem>.json.gz`` data file: ``<stem>.provenance.json``."""
+    p = Path(data_path)
+    return p.with_name(p.name.removesuffix(".gz").removesuffix(".json") + ".provenance.json")
+
+
+def data_sha256(molecules_doc_bytes: bytes) -> str:
+    """SHA-256 of the decompressed data file, as its provenance records it."""
+    return hashlib.sha256(molecules_doc_bytes).hexdigest()
+
+
+def _read_bytes(fh, gz: bool) -> bytes:
+    raw = fh.read()
+    return gzip.decompress(raw) if gz else raw
+
+
+def read_molecular_fidelity_document(path: str | Path | None = None) -> dict[str, Any]:
+    """The whole document: provenance keys plus ``molecules``.
+
+    ``path``: ``None`` for the shipped files; a ``.json.gz`` data file (with its
+    ``.provenance.json`` beside it, read when present); or a single ``.json`` file holding
+    both (the layout before gs-data 0.2, and what ``make_fidelity_gaps.py --out x.json``
+    reads back). A provenance that names a different data checksum is an error.
+    """
     if path is None:
-        ref = resources.files("gs_data.materials").joinpath("data", MOLECULAR_FIDELITY_FILE)
-        with ref.open("r") as fh:
-            return json.load(fh)
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"molecular fidelity file not found at {p}")
-    with p.open() as fh:
-        return json.load(fh)
+        folder = resources.files("gs_data.materials").joinpath("data")
+        with folder.joinpath(MOLECULAR_FIDELITY_FILE).open("rb") as fh:
+            raw = _read_bytes(fh, gz=True)
+        with folder.joinpath(MOLECULAR_FIDELITY_PROVENANCE).open("rb") as fh:
+            prov: dict[str, Any] | None = json.loads(fh.read().decode("utf-8"))
+        where = MOLECULAR_FIDELITY_FILE
+    else:
+        p = Path(path)
+        if not p.is_file():
+            raise FileNotFoundError(f"molecular fidelity file not found at {p}")
+        with p.open("rb") as fh:
+            raw = _read_bytes(fh, gz=p.name.endswith(".gz"))
+        pp = provenance_path(p)
+        prov = json.loads(pp.read_text(encoding="utf-8")) if p.name.endswith(".gz") and pp.is_file() else None
+        where = str(p)
+    doc = json.loads(raw.decode("utf-8"))
+    if not isinstance(doc, dict):
+        raise ValueError(f"{where}: expected a JSON object with a 'molecules' list")
+    if prov is not None:
+        want = prov.get("data_sha256")
+        if want is not None and want != data_sha256(raw):
+            raise ValueError(f"{where}: SHA-256 {data_sha256(raw)} differs from the {want} its "
+                             "provenance file records; the two files do not belong together")
+        doc = {**prov, **doc}
+    return doc
+
+
 
 
 def molecular_fidelity_metadata(path: str | Path | None = None) -> dict[str, Any]:
     """Everything in the shipped file except the molecules (versions, method, cost)."""
-    doc = _load_json(path)
+    doc = read_molecular_fidelity_document(path)
     return {k: v for k, v in doc.items() if k != "molecules"}
 
 
@@ -110,7 +165,7 @@ def read_molecular_fidelity(path: str | Path | None = None, *, subset: str = "al
     """
     from ase.data import atomic_numbers
 
-    doc = _load_json(path)
+    doc = read_molecular_fidelity_document(path)
     mols = doc.get("molecules")
     if not isinstance(mols, list):
         raise ValueError("molecular fidelity file: expected a 'molecules' list")
