@@ -285,3 +285,16 @@ def test_sparse_input_dropout_drops_and_rescales_the_stored_values():
     assert 0.45 < frac < 0.55, frac
     assert bool((out[x == 0] == 0).all())  # zeros stay zero
     assert _input_dropout(csr, 0.5, False) is csr  # eval: unchanged
+
+
+def test_edgewise_gcn_config_has_one_definition():
+    """The edgewise paper's GCN (appendix C.2: 2 x 64, dropout 0.5) is ``EDGEWISE_GCN``: the
+    preset, GMNN's default ``q`` and EPFGNN's default backbone all are that one object."""
+    from gs_models import EDGEWISE_GCN, EPFGNNConfig, GMNNConfig, preset
+
+    assert (EDGEWISE_GCN.hidden_channels, EDGEWISE_GCN.num_layers, EDGEWISE_GCN.dropout) == (64, 2, 0.5)
+    assert preset("edgewise-gcn") is EDGEWISE_GCN
+    assert GMNNConfig().q is EDGEWISE_GCN
+    assert EPFGNNConfig().backbone is EDGEWISE_GCN
+    assert preset("edgewise-gmnn").q is EDGEWISE_GCN
+    assert preset("edgewise-epfgnn").backbone is EDGEWISE_GCN

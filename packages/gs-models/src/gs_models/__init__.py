@@ -8,6 +8,7 @@ graph. Create models with :func:`build_model` from a name or a paper preset.
 
 from gs_models.__about__ import __version__
 from gs_models.configs import (
+    EDGEWISE_GCN,
     GESS_KNN_K,
     DirichletConfig,
     EPFGNNConfig,
@@ -61,6 +62,7 @@ __all__ = [
     "EGNNLayer",
     "EPFGNN",
     "EPFGNNConfig",
+    "EDGEWISE_GCN",
     "GESS_KNN_K",
     "GMNN",
     "GMNNConfig",
