@@ -391,13 +391,13 @@ def par_label_pool_size(name: str, settings: dict[str, Any]) -> int | None:
         with open(path) as fh:
             n = max(sum(1 for _ in fh) - 1, 0)
         return fidelity_sizes(n, FidelityShiftConfig(target=case.case))[0] // 3
-    from gs_data.track import split_counts
+    from gs_splits import split_sizes
 
     sizes = _track_sizes(settings.get("track_sizes", "demo"), case.shift,
                          int(case.case[2:]) if case.shift == "pileup" else 50)
     if case.shift == "pileup":
         return 2 * (sizes.n_target_pairs - sizes.n_ood_val_pairs - sizes.n_ood_test_pairs)
-    return sizes.n_bkg_pool + split_counts(sizes.n_target, sizes.id_fractions)[0]
+    return sizes.n_bkg_pool + split_sizes(sizes.n_target, sizes.id_fractions)[0]
 
 
 def problems(config: SuiteConfig, jobs: Sequence[dict[str, Any]]) -> list[Problem]:
