@@ -43,7 +43,6 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -545,17 +544,14 @@ MOLECULES = MOLECULES + MOLECULES_EXTENSION
 
 
 def _atomic_write_json(path: Path, payload: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(payload, fh, indent=1)
-            fh.write("\n")
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the file ships with the package
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    try:  # the one atomic-write helper of gs-data
+        from gs_data._io import atomic_write
+    except ImportError:  # run from a checkout without gs-data installed
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+        from gs_data._io import atomic_write
+    with atomic_write(path, "w", encoding="utf-8") as fh:
+        json.dump(payload, fh, indent=1)
+        fh.write("\n")
 
 
 def _geometry(smiles: str, seed: int):

@@ -23,7 +23,6 @@ import json
 import logging
 import math
 import os
-import secrets
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from gs_splits.__about__ import __version__
+from gs_splits._atomic import atomic_write as _atomic_write
 from gs_splits.graph import CSRGraph, as_csr_graph
 from gs_splits.properties import BUILTIN_PROPERTIES
 
@@ -198,27 +198,6 @@ def _paths(path: str | os.PathLike) -> tuple[Path, Path]:
     p = Path(path)
     stem = p.with_suffix("") if p.suffix in (".npz", ".json") else p
     return stem.with_name(stem.name + ".npz"), stem.with_name(stem.name + ".json")
-
-
-def _atomic_write(target: Path, write: Callable[[Any], Any]) -> None:
-    """The one atomic-write helper of gs-splits: temporary file beside ``target``, then rename.
-
-    The file gets the permissions of a plain ``open(target, "w")`` (``0o666`` minus the
-    umask), not the ``0o600`` of :func:`tempfile.mkstemp`.
-    """
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
-    try:  # mode 0o666: the kernel applies the umask (mkstemp would give 0600)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except OSError as exc:  # name the file the user asked for, not the temporary one
-        raise type(exc)(exc.errno, f"cannot write here ({exc.strerror})", str(target)) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 # ---------------------------------------------------------------------- seeds and ties
