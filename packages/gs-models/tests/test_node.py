@@ -127,6 +127,27 @@ def test_torch_sampler_respects_fanout_and_graph():
     assert sampler.num_neighbors == [3, 2]
 
 
+def test_loader_sampler_draws_with_sample_neighbors():
+    """One neighbour sampler (issue 20): a loader mini-batch of ``TorchNeighborSampler`` is
+    exactly ``sample_neighbors`` with the same generator state (nodes and relabelled edges);
+    gs-algos' mini-batch training uses that same function (its test_engine checks)."""
+    from torch_geometric.sampler import NodeSamplerInput
+
+    from gs_models import sample_neighbors
+
+    data = _loader_graph()
+    seeds = torch.tensor([4, 17, 3, 40])
+    sampler = TorchNeighborSampler(data, [3, 2], seed=7)
+    out = sampler.sample_from_nodes(NodeSamplerInput(input_id=None, node=seeds))
+    nodes, sub, n_seeds = sample_neighbors(
+        data.edge_index, data.num_nodes, seeds, [3, 2], torch.Generator().manual_seed(7)
+    )
+    assert n_seeds == 4 and torch.equal(out.node, nodes)
+    assert torch.equal(torch.stack([out.row, out.col]), sub)
+    assert sum(out.num_sampled_nodes) == nodes.numel()
+    assert sum(out.num_sampled_edges) == sub.size(1) == out.edge.numel()
+
+
 def test_full_fanout_minibatch_equals_full_batch_for_sage():
     """With all neighbours (-1) and mean aggregation, mini-batch outputs equal full-batch outputs."""
     data = _loader_graph()

@@ -42,6 +42,7 @@ from gs_models.sampling import (
     has_native_sampler,
     neighbor_loader,
     predict_in_batches,
+    sample_neighbors,
 )
 from gs_models.structured import (
     EPFGNN,
@@ -90,6 +91,7 @@ __all__ = [
     "loopy_belief_propagation",
     "mean_field_edge_marginals",
     "neighbor_loader",
+    "sample_neighbors",
     "predict_in_batches",
     "preset",
     "training_defaults",
