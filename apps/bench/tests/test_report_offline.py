@@ -207,7 +207,6 @@ def test_edgewise_reliability_figure_takes_the_records_bins_and_draws_with_gs_me
     """The runner's reliability figure is gs-metrics' plot (issue 20: one reliability plot)
     and its caption says the records' number of bins, not a hard-coded 15."""
     import gs_metrics
-
     from gs_bench.runners import edgewise
 
     drawn = []
