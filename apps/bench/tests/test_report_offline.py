@@ -201,3 +201,29 @@ def test_an_unwritable_run_folder_costs_the_picture_not_the_job(tmp_path, caplog
     assert block["picture"] is None and "could not write the split picture" in caplog.text
     assert block["statistics"]["sizes"]["in_train"] == 902
     assert structural.split_record(data, params, settings, None)["picture"] is None
+
+
+def test_edgewise_reliability_figure_takes_the_records_bins_and_draws_with_gs_metrics(tmp_path, monkeypatch):
+    """The runner's reliability figure is gs-metrics' plot (issue 20: one reliability plot)
+    and its caption says the records' number of bins, not a hard-coded 15."""
+    import gs_metrics
+    from gs_bench.runners import edgewise
+
+    drawn = []
+    real = gs_metrics.plot_reliability_diagram
+
+    def spy(bins, *args, **kwargs):
+        drawn.append(len(bins.counts))
+        return real(bins, *args, **kwargs)
+
+    monkeypatch.setattr(gs_metrics, "plot_reliability_diagram", spy)
+    bins = {"confidence": [0.05 + 0.1 * k for k in range(10)], "accuracy": [0.1 * k for k in range(10)],
+            "count": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]}
+    recs = [{"status": "ok", "job": {"params": {"dataset": "toy", "model": "gcn"}},
+             "metrics": {"reliability": {k: bins for k in ("node", "all", "agree", "disagree")}}}
+            for _ in range(2)]
+    figs = edgewise.figures(recs, tmp_path)
+    assert drawn == [10, 10, 10, 10]
+    assert len(figs) == 1 and "(10 bins," in figs[0].caption and "15" not in figs[0].caption
+    assert (tmp_path / "edgewise_reliability_toy.png").is_file()
+    assert edgewise._bins_text(recs) == "10"

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from torch_geometric.data import Data
 from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
 from gs_algos import TrainConfig, fit_node, predict_node, seeded
+from gs_algos.checkpoint import atomic_write
 from gs_algos.uncertainty import softmax_entropy
 from gs_metrics import auroc
 
@@ -113,10 +113,8 @@ def main(argv=None) -> int:
         if start not in text or end not in text:
             raise SystemExit(f"markers {start} / {end} not found in {readme}")
         new = text.split(start)[0] + start + "\n" + table + footer + end + text.split(end)[1]
-        fd, tmp = tempfile.mkstemp(dir=readme.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as fh:
+        with atomic_write(readme, "w", encoding="utf-8") as fh:  # gs-algos' one helper
             fh.write(new)
-        os.replace(tmp, readme)
     return 0
 
 

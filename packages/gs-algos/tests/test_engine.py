@@ -133,6 +133,10 @@ def test_callback_receives_every_epoch(synthetic_graph, tiny_gcn):
 
 
 def test_neighbour_sampler_respects_fanout():
+    import gs_models
+
+    # one neighbour sampler in gs (issue 20): gs-algos trains with gs-models' own
+    assert sample_neighbors is gs_models.sample_neighbors
     g = torch.Generator().manual_seed(0)
     # star: node 0 receives edges from 1..9
     ei = torch.stack([torch.arange(1, 10), torch.zeros(9, dtype=torch.long)])

@@ -49,6 +49,8 @@ def test_ensemble_decomposition():
 
 
 def test_measures_agree_with_gs_metrics():
+    """gs-algos' measures are gs-metrics' on tensors (one implementation, issue 20): the
+    same numbers, in the input's dtype and on its device."""
     import gs_metrics
 
     g = torch.Generator().manual_seed(1)
@@ -107,20 +109,6 @@ def test_dirichlet_knowledge_is_exact_for_large_evidence(dtype):
     assert got.double().tolist() == pytest.approx(ref, rel=1e-5)
     # the OOD ranking: less evidence, more knowledge uncertainty, all the way up
     assert bool((got[1:] < got[:-1]).all())
-
-
-def test_dirichlet_knowledge_near_the_series_switch_is_continuous():
-    """``psi(x + 1) - log x`` switches to its asymptotic series at x = 100: both sides agree
-    with mpmath to 1e-12."""
-    import mpmath
-
-    from gs_algos.uncertainty import _psi1_minus_log
-
-    xs = torch.tensor([0.01, 1.0, 37.5, 99.999999, 100.0, 100.000001, 1e4, 1e9], dtype=torch.float64)
-    got = _psi1_minus_log(xs).tolist()
-    with mpmath.workdps(40):
-        ref = [float(mpmath.digamma(mpmath.mpf(x) + 1) - mpmath.log(mpmath.mpf(x))) for x in xs.tolist()]
-    assert got == pytest.approx(ref, rel=1e-12)
 
 
 def test_ensemble_knowledge_of_nearly_agreeing_members_matches_float64_reference():
@@ -226,3 +214,28 @@ def test_bayesian_loss_is_uce_minus_weighted_entropy(synthetic_graph):
     assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
     # GPN's class counts N_c were set from the training labels
     assert model.class_counts.tolist() == torch.bincount(batch.y, minlength=3).float().tolist()
+
+
+def test_measures_are_computed_by_gs_metrics(monkeypatch):
+    """One implementation of the uncertainty measures (issue 20): gs-algos' tensor functions
+    call gs-metrics' and only convert; a second implementation here would fail this."""
+    import gs_metrics
+
+    calls = []
+
+    def spy(name):
+        real = getattr(gs_metrics, name)
+
+        def wrapped(*args, **kwargs):
+            calls.append(name)
+            return real(*args, **kwargs)
+
+        return wrapped
+
+    for name in ("entropy", "ensemble_uncertainty", "dirichlet_uncertainty"):
+        monkeypatch.setattr(gs_metrics, name, spy(name))
+    p = torch.softmax(torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(0)), -1)
+    softmax_entropy(p[0])
+    ensemble_uncertainties(p)
+    dirichlet_uncertainties(p[0] * 10)
+    assert calls == ["entropy", "ensemble_uncertainty", "dirichlet_uncertainty"]

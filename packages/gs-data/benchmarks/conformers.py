@@ -73,7 +73,7 @@ def _identical(a: list, b: list) -> bool:
     return len(a) == len(b) and all(
         (x is None and y is None)
         or (x is not None and y is not None and x.symbols == y.symbols and np.array_equal(x.pos, y.pos))
-        for x, y in zip(a, b)
+        for x, y in zip(a, b, strict=True)
     )
 
 

@@ -47,7 +47,6 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -549,16 +548,13 @@ MOLECULES = MOLECULES + MOLECULES_EXTENSION
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the file ships with the package
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    try:  # the one atomic-write helper of gs-data
+        from gs_data._io import atomic_write
+    except ImportError:  # run from a checkout without gs-data installed
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+        from gs_data._io import atomic_write
+    with atomic_write(path, "wb") as fh:
+        fh.write(data)
 
 
 def provenance_path(data_path: Path) -> Path:

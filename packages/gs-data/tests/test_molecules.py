@@ -139,7 +139,7 @@ def _real_moleculeace_smiles(n: int) -> list[str]:
     from gs_data.molecules import moleculeace_data_dir
 
     with (moleculeace_data_dir() / "CHEMBL264_Ki.csv").open(newline="") as fh:
-        return [row["smiles"] for _, row in zip(range(n), csv.DictReader(fh))]
+        return [row["smiles"] for _, row in zip(range(n), csv.DictReader(fh), strict=False)]
 
 
 def _same(a, b) -> None:

@@ -62,3 +62,23 @@ def test_atomic_write_follows_the_umask(tmp_path, mask):
         os.umask(old)
     for name in ("a.bin", "b.txt"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~mask
+
+
+def test_atomic_path_renames_on_success_and_leaves_nothing_on_failure(tmp_path):
+    """``atomic_path`` (for writers that want a file name, e.g. PYTHIA's tables) is what
+    ``atomic_write`` is built on: the old file stays until the new one is complete."""
+    from gs_data._io import atomic_path
+
+    target = tmp_path / "sub" / "t.dat"
+    with atomic_path(target) as tmp:
+        assert tmp.parent == target.parent and not tmp.exists()
+        tmp.write_text("first")
+    assert target.read_text() == "first"
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("writer died")
+    assert target.read_text() == "first"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["t.dat"]
+    with atomic_write(target, "w", encoding="utf-8") as fh:
+        fh.write("zweite Fassung")
+    assert target.read_text(encoding="utf-8") == "zweite Fassung"

@@ -164,13 +164,21 @@ def test_signal_track_radii_use_first_hit_momentum():
 
 # ---------------------------------------------------------------------------------- splits
 def test_split_counts_reproduce_gess_table4():
+    """Track's part sizes are gs_splits.split_sizes (one group); split_counts is deprecated."""
+    from gs_splits import split_sizes
+
     # Track-Pileup source (background, signal) and Track-Signal background, GeSS table 4
-    assert split_counts(19753, (0.75, 0.125, 0.125)) == [14814, 2469, 2470]
-    assert split_counts(20846, (0.75, 0.125, 0.125)) == [15634, 2605, 2607]
-    assert split_counts(19753, (0.6, 0.1, 0.1, 0.1, 0.1)) == [11851, 1975, 1975, 1975, 1977]
-    assert split_counts(4000, (0.75, 0.125, 0.125)) == [3000, 500, 500]
-    assert split_counts(20000, (0.75, 0.125, 0.125)) == [15000, 2500, 2500]
-    with pytest.raises(ValueError, match="sum to 1"):
+    def counts(n, fractions):
+        return split_sizes(n, fractions, groups=(len(fractions),))
+
+    assert counts(19753, (0.75, 0.125, 0.125)) == [14814, 2469, 2470]
+    assert counts(20846, (0.75, 0.125, 0.125)) == [15634, 2605, 2607]
+    assert counts(19753, (0.6, 0.1, 0.1, 0.1, 0.1)) == [11851, 1975, 1975, 1975, 1977]
+    assert counts(4000, (0.75, 0.125, 0.125)) == [3000, 500, 500]
+    assert counts(20000, (0.75, 0.125, 0.125)) == [15000, 2500, 2500]
+    with pytest.warns(DeprecationWarning, match="split_sizes"):
+        assert split_counts(19753, (0.6, 0.1, 0.1, 0.1, 0.1)) == [11851, 1975, 1975, 1975, 1977]
+    with pytest.raises(ValueError, match="sum to 1"), pytest.warns(DeprecationWarning):
         split_counts(10, (0.5, 0.4))
 
 

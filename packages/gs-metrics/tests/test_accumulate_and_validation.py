@@ -224,3 +224,31 @@ def test_whole_test_suite_passes_with_torch_blocked():
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert " passed" in out.stdout
+
+
+def test_pooled_bins_equal_binning_everything_at_once_and_plot_any_number_of_bins():
+    """The one reliability plot (issue 20): runs pooled by ``pool_reliability_bins`` are the
+    bins of all their samples at once; the figure takes any number of bins and can print
+    counts and shade sparse bins (gs-bench's edgewise report draws with it)."""
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    rng = np.random.default_rng(4)
+    p, y = _probs(rng, 600), rng.integers(0, 5, 600)
+    runs = [gm.reliability_bins(p[i::3], y[i::3], n_bins=7) for i in range(3)]
+    pooled = gm.pool_reliability_bins(runs)
+    whole = gm.reliability_bins(p, y, n_bins=7)
+    assert pooled.counts.tolist() == whole.counts.tolist()
+    full = whole.counts > 0
+    assert np.allclose(pooled.accuracy[full], whole.accuracy[full])
+    assert np.allclose(pooled.confidence[full], whole.confidence[full])
+    assert np.isnan(pooled.accuracy[~full]).all()
+    fig = gm.plot_reliability_diagram(pooled, show_counts=True, shade_by_count=True, show_gap=False,
+                                      legend=False, title="t")
+    ax = fig.axes[0]
+    assert len(ax.patches) == int(full.sum())  # one bar per non-empty bin, no gap bars
+    assert sorted(int(t.get_text()) for t in ax.texts) == sorted(whole.counts[full].tolist())
+    alphas = [r.get_alpha() for r in ax.patches]
+    assert max(alphas) == 1.0 and min(alphas) < 1.0
+    with pytest.raises(ValueError, match="different edges"):
+        gm.pool_reliability_bins([runs[0], gm.reliability_bins(p, y, n_bins=15)])
+    with pytest.raises(ValueError, match="at least one"):
+        gm.pool_reliability_bins([])

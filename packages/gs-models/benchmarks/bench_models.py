@@ -210,13 +210,12 @@ def main() -> None:
             f"  {name:25s} {r['clouds_per_second']:9.2f} clouds/s  ({r['seconds_per_batch']:.3f} s per batch of {r['events_per_batch']})"
         )
     if args.json:
-        import os
-        import tempfile
+        # gs-models has no atomic-write helper of its own (it writes no files); this script
+        # borrows gs-data's, the layer below (docs/architecture.md, "One of each")
+        from gs_data._io import atomic_write
 
-        d = os.path.dirname(os.path.abspath(args.json))
-        with tempfile.NamedTemporaryFile("w", dir=d, delete=False, suffix=".tmp") as fh:
+        with atomic_write(args.json, "w", encoding="utf-8") as fh:
             json.dump(res, fh, indent=2)
-        os.replace(fh.name, args.json)
 
 
 if __name__ == "__main__":

@@ -110,7 +110,7 @@ def kdtree_knn(pos: np.ndarray, k: int, batch: np.ndarray, loop: bool) -> list[t
         dist, loc = cKDTree(pos[idx]).query(pos[idx], k=kk)
         dist, loc = dist.reshape(len(idx), kk), loc.reshape(len(idx), kk)
         for row, i in enumerate(idx):
-            cands = sorted((d, int(idx[j])) for d, j in zip(dist[row], loc[row]) if loop or idx[j] != i)
+            cands = sorted((d, int(idx[j])) for d, j in zip(dist[row], loc[row], strict=True) if loop or idx[j] != i)
             nbrs[int(i)] = [j for _, j in cands[:k]]
     return [(j, i) for i in range(len(pos)) for j in nbrs[i]]
 

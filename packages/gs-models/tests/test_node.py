@@ -127,6 +127,27 @@ def test_torch_sampler_respects_fanout_and_graph():
     assert sampler.num_neighbors == [3, 2]
 
 
+def test_loader_sampler_draws_with_sample_neighbors():
+    """One neighbour sampler (issue 20): a loader mini-batch of ``TorchNeighborSampler`` is
+    exactly ``sample_neighbors`` with the same generator state (nodes and relabelled edges);
+    gs-algos' mini-batch training uses that same function (its test_engine checks)."""
+    from torch_geometric.sampler import NodeSamplerInput
+
+    from gs_models import sample_neighbors
+
+    data = _loader_graph()
+    seeds = torch.tensor([4, 17, 3, 40])
+    sampler = TorchNeighborSampler(data, [3, 2], seed=7)
+    out = sampler.sample_from_nodes(NodeSamplerInput(input_id=None, node=seeds))
+    nodes, sub, n_seeds = sample_neighbors(
+        data.edge_index, data.num_nodes, seeds, [3, 2], torch.Generator().manual_seed(7)
+    )
+    assert n_seeds == 4 and torch.equal(out.node, nodes)
+    assert torch.equal(torch.stack([out.row, out.col]), sub)
+    assert sum(out.num_sampled_nodes) == nodes.numel()
+    assert sum(out.num_sampled_edges) == sub.size(1) == out.edge.numel()
+
+
 def test_full_fanout_minibatch_equals_full_batch_for_sage():
     """With all neighbours (-1) and mean aggregation, mini-batch outputs equal full-batch outputs."""
     data = _loader_graph()
@@ -285,3 +306,16 @@ def test_sparse_input_dropout_drops_and_rescales_the_stored_values():
     assert 0.45 < frac < 0.55, frac
     assert bool((out[x == 0] == 0).all())  # zeros stay zero
     assert _input_dropout(csr, 0.5, False) is csr  # eval: unchanged
+
+
+def test_edgewise_gcn_config_has_one_definition():
+    """The edgewise paper's GCN (appendix C.2: 2 x 64, dropout 0.5) is ``EDGEWISE_GCN``: the
+    preset, GMNN's default ``q`` and EPFGNN's default backbone all are that one object."""
+    from gs_models import EDGEWISE_GCN, EPFGNNConfig, GMNNConfig, preset
+
+    assert (EDGEWISE_GCN.hidden_channels, EDGEWISE_GCN.num_layers, EDGEWISE_GCN.dropout) == (64, 2, 0.5)
+    assert preset("edgewise-gcn") is EDGEWISE_GCN
+    assert GMNNConfig().q is EDGEWISE_GCN
+    assert EPFGNNConfig().backbone is EDGEWISE_GCN
+    assert preset("edgewise-gmnn").q is EDGEWISE_GCN
+    assert preset("edgewise-epfgnn").backbone is EDGEWISE_GCN

@@ -90,6 +90,23 @@ def test_paper_sizes_and_presets():
         structural_split(e, "degree", sizes="80:20")
 
 
+def test_split_sizes_groups_and_bad_input():
+    """One part-size rule for every split: the structural ID / OOD groups by default for five
+    fractions, one group otherwise (GeSS table 4), explicit groups when asked."""
+    assert split_sizes(19753, (0.75, 0.125, 0.125)) == [14814, 2469, 2470]
+    assert split_sizes(19753, (0.6, 0.1, 0.1, 0.1, 0.1), groups=(5,)) == [11851, 1975, 1975, 1975, 1977]
+    assert split_sizes(19753, (0.6, 0.1, 0.1, 0.1, 0.1)) == [11851, 1975, 1976, 1975, 1976]
+    assert split_sizes(0, (0.5, 0.5)) == [0, 0]
+    with pytest.raises(ValueError, match="sum to 1"):
+        split_sizes(10, (0.5, 0.4))
+    with pytest.raises(ValueError, match="must have 5 fractions"):
+        split_sizes(10, (0.5, 0.5), groups=(3, 2))
+    with pytest.raises(ValueError, match="n must be an int"):
+        split_sizes(-1, (0.5, 0.5))
+    with pytest.raises(ValueError, match="groups"):
+        split_sizes(10, (0.5, 0.5), groups=(0, 2))
+
+
 def test_callable_and_array_strategies_and_domains():
     e = np.random.default_rng(1).integers(0, 200, size=(2, 800))
     deg = gs.degree(e, num_nodes=200)

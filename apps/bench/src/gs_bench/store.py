@@ -32,7 +32,6 @@ import errno
 import json
 import logging
 import os
-import secrets
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,26 +46,17 @@ QUARANTINE = "quarantine"
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename).
+    """Write ``text`` (UTF-8) to ``path`` atomically (temporary file in the same folder, then
+    rename) with gs-data's :func:`gs_data._io.atomic_write`, the helper gs-bench shares
+    (docs/architecture.md, "One of each"; importing it imports neither torch nor numba).
 
     The file gets the permissions a plain ``open(path, "w")`` would give (``0o666`` minus the
-    umask), not the ``0o600`` of :func:`tempfile.mkstemp`: the temporary file is created with
-    mode ``0o666`` and the kernel applies the umask.
+    umask), not the ``0o600`` of :func:`tempfile.mkstemp`.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies (mkstemp: 0600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from gs_data._io import atomic_write
+
+    with atomic_write(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 class CorruptRecordError(ValueError):

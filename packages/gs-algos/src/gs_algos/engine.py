@@ -39,6 +39,7 @@ from gs_algos.config import TrainConfig
 from gs_algos.device import data_to, fork_rng_of, module_device, resolve_device
 from gs_algos.methods.base import Method
 from gs_metrics import auroc, available_metrics, get_metric
+from gs_models.sampling import sample_neighbors
 
 __all__ = [
     "FitResult",
@@ -164,79 +165,8 @@ def evaluate_outputs(out: Tensor, y: Tensor, task: str) -> dict[str, float]:
 
 
 # --------------------------------------------------------------------------- sampling
-def sample_neighbors(
-    edge_index: Tensor,
-    num_nodes: int,
-    seeds: Tensor,
-    num_neighbors: Sequence[int],
-    generator: torch.Generator,
-) -> tuple[Tensor, Tensor, int]:
-    """Uniform neighbour sampling (GraphSAGE style), pure torch.
-
-    Starting from ``seeds``, at each hop every frontier node keeps at most
-    ``num_neighbors[hop]`` of its incoming edges (``-1`` keeps all), chosen uniformly
-    with ``generator``. Returns ``(node_ids, sub_edge_index, n_seeds)``: the global ids of
-    the sampled nodes (seeds first), the sampled edges relabelled to positions in
-    ``node_ids``, and the number of seeds.
-
-    Runs on the device of ``edge_index`` (``seeds`` and ``generator`` must be on it too), and
-    every tensor it creates lives there.
-    """
-    dev = edge_index.device
-    if generator.device.type != dev.type:
-        raise ValueError(
-            f"generator is on {generator.device} but edge_index on {dev}; create it with "
-            f"torch.Generator(device=edge_index.device)"
-        )
-    seeds = seeds.to(dev)
-    src, dst = edge_index[0], edge_index[1]
-    order = torch.argsort(dst, stable=True)
-    src, dst = src[order], dst[order]
-    ptr = torch.zeros(num_nodes + 1, dtype=torch.long, device=dev)
-    ptr[1:] = torch.cumsum(torch.bincount(dst, minlength=num_nodes), 0)
-    node_ids = [seeds]
-    seen = torch.zeros(num_nodes, dtype=torch.bool, device=dev)
-    seen[seeds] = True
-    frontier = seeds
-    kept_src, kept_dst = [], []
-    for k in num_neighbors:
-        starts, ends = ptr[frontier], ptr[frontier + 1]
-        deg = ends - starts
-        if deg.sum() == 0:
-            break
-        rep = torch.repeat_interleave(torch.arange(frontier.numel(), device=dev), deg)
-        offs = torch.arange(int(deg.sum()), device=dev) - torch.repeat_interleave(
-            torch.cumsum(deg, 0) - deg, deg
-        )
-        eids = starts[rep] + offs
-        if k >= 0:
-            prio = torch.rand(eids.numel(), generator=generator, device=dev)
-            # rank of each edge within its frontier node by random priority
-            o = torch.argsort(prio)
-            o = o[torch.argsort(rep[o], stable=True)]
-            rank = torch.empty_like(o)
-            rank[o] = torch.arange(o.numel(), device=dev) - torch.repeat_interleave(
-                torch.cumsum(deg, 0) - deg, deg
-            )
-            eids = eids[rank < k]
-        kept_src.append(src[eids])
-        kept_dst.append(dst[eids])
-        new = torch.unique(src[eids])
-        new = new[~seen[new]]
-        seen[new] = True
-        node_ids.append(new)
-        frontier = new
-        if new.numel() == 0:
-            break
-    nodes = torch.cat(node_ids)
-    pos = torch.full((num_nodes,), -1, dtype=torch.long, device=dev)
-    pos[nodes] = torch.arange(nodes.numel(), device=dev)
-    if kept_src:
-        s, d = torch.cat(kept_src), torch.cat(kept_dst)
-        sub = torch.stack([pos[s], pos[d]])
-    else:
-        sub = torch.zeros(2, 0, dtype=torch.long, device=dev)
-    return nodes, sub, int(seeds.numel())
+# ``sample_neighbors`` is gs-models' (:func:`gs_models.sampling.sample_neighbors`), the one
+# neighbour sampler of gs (issue 20); it stays importable from here and from ``gs_algos``.
 
 
 # --------------------------------------------------------------------------- the loop

@@ -21,9 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
+import gs_metrics
 from gs_algos.batch import call_model
 from gs_algos.device import data_to, fork_rng_of, module_device
 from gs_algos.methods.base import Method
@@ -44,12 +46,19 @@ __all__ = [
     "TemperatureScaling",
 ]
 
-_EPS = 1e-12
+def _from_numpy(values, like: Tensor) -> Tensor:
+    """A gs-metrics result (numpy) as a tensor of ``like``'s dtype on ``like``'s device
+    (``from_numpy``: a CPU tensor whatever the default device, then moved)."""
+    return torch.from_numpy(np.ascontiguousarray(values)).to(device=like.device, dtype=like.dtype)
 
 
+# The measures themselves are gs-metrics' (one implementation, issue 20); these functions
+# convert at the boundary (tensor -> numpy -> tensor of the input's dtype and device). They
+# are scores of finished predictions: no gradient flows through them.
 def entropy(probs: Tensor, dim: int = -1) -> Tensor:
-    """Shannon entropy ``-sum p log p`` (natural log) along ``dim``."""
-    return -(probs * torch.log(probs.clamp_min(_EPS))).sum(dim)
+    """Shannon entropy ``-sum p log p`` (natural log, ``0 log 0 = 0``) along ``dim``:
+    :func:`gs_metrics.entropy` on a tensor (no gradient)."""
+    return _from_numpy(gs_metrics.entropy(probs, axis=dim), probs)
 
 
 def softmax_entropy(logits: Tensor) -> Tensor:
@@ -58,23 +67,21 @@ def softmax_entropy(logits: Tensor) -> Tensor:
 
 
 def ensemble_uncertainties(member_probs: Tensor) -> dict[str, Tensor]:
-    """Total / data / knowledge uncertainty of an ensemble (Malinin & Gales 2018, eq. 8).
+    """Total / data / knowledge uncertainty of an ensemble (Malinin & Gales 2018, eq. 8):
+    :func:`gs_metrics.ensemble_uncertainty` on a tensor, as a dict of tensors.
 
     ``member_probs`` has shape ``(M, N, C)``. ``total = H(mean_m p_m)``,
     ``data = mean_m H(p_m)`` (expected entropy) and ``knowledge = total - data`` (the
-    mutual information between prediction and model, >= 0).
+    mutual information between prediction and model, >= 0). Computed in float64 (the
+    knowledge term can be as small as 1e-6 when the members agree, below float32's
+    resolution) and returned in the input's dtype.
     """
     if member_probs.dim() != 3:
         raise ValueError(
             f"member_probs must have shape (members, items, classes), got {tuple(member_probs.shape)}"
         )
-    # float64: the knowledge term is a difference of two entropies of order 1 and can be
-    # as small as 1e-6 when the members agree, below float32's resolution
-    p = member_probs.double()
-    total = entropy(p.mean(0))
-    data = entropy(p).mean(0)
-    out = {"total": total, "data": data, "knowledge": (total - data).clamp_min(0)}
-    return {k: v.to(member_probs.dtype) for k, v in out.items()}
+    u = gs_metrics.ensemble_uncertainty(member_probs)
+    return {k: _from_numpy(getattr(u, k), member_probs) for k in ("total", "data", "knowledge")}
 
 
 def _set_dropout_only(model: nn.Module) -> None:
@@ -170,45 +177,19 @@ def dirichlet_entropy(alpha: Tensor) -> Tensor:
 
 
 def dirichlet_uncertainties(alpha: Tensor) -> dict[str, Tensor]:
-    """Measures of a Dirichlet prediction (Malinin & Gales 2018, section 3).
+    """Measures of a Dirichlet prediction (Malinin & Gales 2018, section 3):
+    :func:`gs_metrics.dirichlet_uncertainty` on a tensor, as a dict of tensors.
 
     ``total``: entropy of the expected categorical ``alpha / alpha_0``; ``data``: expected
     entropy ``sum_c (alpha_c / alpha_0) (psi(alpha_0 + 1) - psi(alpha_c + 1))``;
-    ``knowledge``: their difference (mutual information); ``evidence``: ``-alpha_0``
-    (less evidence = more uncertain, the GPN / NatPN OOD score).
+    ``knowledge``: their difference (mutual information, evaluated without cancellation for
+    large ``alpha_0``); ``evidence``: ``-alpha_0`` (less evidence = more uncertain, the GPN /
+    NatPN OOD score).
     """
-    a = alpha.double()
-    a0 = a.sum(-1, keepdim=True)
-    p = a / a0
-    total = entropy(p)
-    data = (p * (torch.digamma(a0 + 1) - torch.digamma(a + 1))).sum(-1)
-    # knowledge = total - data = sum_c p_c g(alpha_c) - g(alpha_0), g(x) = psi(x + 1) - log x,
-    # evaluated in this form: total and data are both of order 1 while their difference is
-    # about (C - 1) / (2 alpha_0), so subtracting them loses every digit once alpha_0 is
-    # large (float32: alpha_0 > 1e6, where GPN's evidence often is; the OOD AUROC of
-    # mutual information then drops to chance, measured on CoraML: 54.9 -> 82.0)
-    knowledge = (p * _psi1_minus_log(a)).sum(-1) - _psi1_minus_log(a0.squeeze(-1))
-    out = {
-        "total": total,
-        "data": data,
-        "knowledge": knowledge.clamp_min(0),
-        "evidence": -a0.squeeze(-1),
-    }
-    return {k: v.to(alpha.dtype) for k, v in out.items()}
-
-
-def _psi1_minus_log(x: Tensor) -> Tensor:
-    """``psi(x + 1) - log(x)`` for float64 ``x > 0`` without cancellation: below 100 directly
-    (relative error about 1e-13), from 100 on by the asymptotic series of the digamma
-    function (Abramowitz & Stegun 6.3.18), ``1/(2x) - 1/(12x^2) + 1/(120x^4) -
-    1/(252x^6)``, truncation error below ``1/(240 x^8)`` (4e-19 at x = 100)."""
-    x = x.clamp_min(1e-300)
-    low = x.clamp_max(100.0)  # each branch sees only its own range (no inf / nan to mask)
-    direct = torch.digamma(low + 1) - torch.log(low)
-    inv = 1.0 / x.clamp_min(100.0)
-    inv2 = inv * inv
-    series = inv * (0.5 - inv * (1 / 12 - inv2 * (1 / 120 - inv2 / 252)))
-    return torch.where(x < 100, direct, series)
+    u = gs_metrics.dirichlet_uncertainty(alpha)
+    out = {"total": u.total, "data": u.expected_entropy, "knowledge": u.mutual_information,
+           "evidence": -u.alpha0}
+    return {k: _from_numpy(v, alpha) for k, v in out.items()}
 
 
 class BayesianLoss(Method):

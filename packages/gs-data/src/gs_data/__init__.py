@@ -26,6 +26,7 @@ import importlib
 from typing import Any
 
 from gs_data.__about__ import __version__
+from gs_data._fingerprint import fingerprint
 from gs_data._io import (
     ChecksumError,
     CorruptRawFileError,
@@ -97,6 +98,7 @@ __all__ = [
     "GeometricSpec",
     "GEOMETRIC_DATASETS",
     "data_root",
+    "fingerprint",
     "MissingRawFileError",
     "CorruptRawFileError",
     "ChecksumError",

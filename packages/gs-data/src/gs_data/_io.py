@@ -38,6 +38,7 @@ __all__ = [
     "processed_root",
     "download_file",
     "sha256_file",
+    "atomic_path",
     "atomic_write",
     "unique_temp_name",
 ]
@@ -95,26 +96,39 @@ def unique_temp_name(name: str) -> str:
 
 
 @contextmanager
-def atomic_write(path: str | os.PathLike, mode: str = "wb") -> Iterator:
-    """Open a temporary file beside ``path``; rename it onto ``path`` only on success.
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """A temporary path beside ``path`` (not created), renamed onto ``path`` on success.
 
-    The one atomic-write helper of gs-data. The file gets the permissions of a plain
-    ``open(path, "w")`` (``0o666`` minus the umask), not the ``0o600`` of
-    :func:`tempfile.mkstemp`.
+    For writers that must be given a file *name* (e.g. PYTHIA's ``initFile``); whatever they
+    create there replaces ``path`` in one rename when the block ends without an error, and is
+    removed otherwise. :func:`atomic_write` is built on it.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(unique_temp_name(path.name))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies (mkstemp: 0600)
     try:
-        with os.fdopen(fd, mode) as fh:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "wb", encoding: str | None = None) -> Iterator:
+    """Open a temporary file beside ``path``; rename it onto ``path`` only on success.
+
+    The one atomic-write helper of gs-data, also used by gs-bench (docs/architecture.md,
+    "One of each"). The file gets the permissions of a plain ``open(path, "w")``
+    (``0o666`` minus the umask), not the ``0o600`` of :func:`tempfile.mkstemp`.
+    ``encoding`` applies to text modes (``"w"``).
+    """
+    with atomic_path(path) as tmp:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies (mkstemp: 0600)
+        with os.fdopen(fd, mode, encoding=encoding) as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def download_file(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import logging
 import os
@@ -15,6 +14,7 @@ import numpy as np
 import torch
 from torch_geometric.data import Data
 
+from gs_data._fingerprint import fingerprint
 from gs_data._io import MissingRawFileError, data_root, processed_root
 
 __all__ = [
@@ -33,30 +33,24 @@ _MASK_ATTRS = ("in_train", "in_valid", "in_test", "out_valid", "out_test")
 
 
 def data_fingerprint(data: Data) -> str:
-    """SHA-256 of a graph's content: ``edge_index``, ``x`` and ``y`` (bytes, shapes, dtypes).
+    """SHA-256 of a graph's content: ``edge_index``, ``x`` and ``y`` (bytes, shapes, dtypes)
+    and the node count, by :func:`gs_data.fingerprint` (the one content fingerprint of gs).
 
     Two ``Data`` objects with the same arrays have the same fingerprint whatever their name or
     other attributes; any change of an edge, a feature value or a label changes it.
     """
     if not isinstance(data, Data):
         raise TypeError(f"data must be a torch_geometric.data.Data, got {type(data).__name__}")
-    h = hashlib.sha256()
+    fields: list[tuple[str, Any]] = []
     for key in ("edge_index", "x", "y"):
         t = data[key] if key in data else None
-        if t is None:
-            h.update(f"{key}:none|".encode())
-            continue
-        if t.is_sparse:
+        if t is not None and t.is_sparse:
             t = t.coalesce()
-            parts = [t.indices(), t.values()]
+            fields += [(key, t.indices()), (key, t.values())]
         else:
-            parts = [t]
-        for p in parts:
-            arr = p.detach().cpu().contiguous().numpy()
-            h.update(f"{key}:{arr.dtype}:{arr.shape}|".encode())
-            h.update(arr.tobytes())
-    h.update(f"n={int(data.num_nodes)}".encode())
-    return h.hexdigest()
+            fields.append((key, t))
+    fields.append(("n", int(data.num_nodes)))
+    return fingerprint(fields)
 
 
 def _masks_of(split: Any) -> tuple[dict[str, np.ndarray], np.ndarray | None, np.ndarray | None, dict]:
@@ -128,7 +122,7 @@ def _cache_file(cache_dir: Path, fp: str, strategy: str, sizes: Any, seed: int, 
     if domain_scope != "all":  # "all" keeps the keys (and cache files) of the earlier rule
         key["domain_scope"] = domain_scope
     key = json.dumps(key, sort_keys=True)
-    digest = hashlib.sha256(key.encode()).hexdigest()[:24]
+    digest = fingerprint({"key": key}, length=24)
     return cache_dir / "splits" / f"{fp[:12]}-{strategy}-{digest}.npz"
 
 

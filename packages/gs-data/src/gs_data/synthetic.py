@@ -32,7 +32,6 @@ and IEEE arithmetic of numpy's own generators are involved), checked by a checks
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -227,8 +226,8 @@ def default_graph(seed: int = 0) -> SyntheticGraph:
 
 
 def fingerprint(g: SyntheticGraph) -> str:
-    """SHA-256 over the graph's arrays (edge_index, CSR features, labels)."""
-    h = hashlib.sha256()
-    for arr in (g.edge_index, g.x.indptr.astype(np.int64), g.x.indices.astype(np.int64), g.x.data, g.y):
-        h.update(np.ascontiguousarray(arr).tobytes())
-    return h.hexdigest()
+    """SHA-256 over the graph's arrays (edge_index, CSR features, labels), by
+    :func:`gs_data.fingerprint` (the one content fingerprint of gs)."""
+    from gs_data._fingerprint import fingerprint as content_fingerprint
+
+    return content_fingerprint({"edge_index": g.edge_index, "x": g.x, "y": g.y})

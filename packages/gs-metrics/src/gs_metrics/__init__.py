@@ -25,6 +25,7 @@ from gs_metrics.calibration import (
     l2_calibration_error,
     maximum_calibration_error,
     negative_log_likelihood,
+    pool_reliability_bins,
     reliability_bins,
 )
 from gs_metrics.detection import (
@@ -138,6 +139,7 @@ __all__ = [
     "negative_log_likelihood",
     "ood_detection_metrics",
     "plot_reliability_diagram",
+    "pool_reliability_bins",
     "prediction_rejection_ratio",
     "reliability_bins",
     "threshold_score",

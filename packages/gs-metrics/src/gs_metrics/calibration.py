@@ -15,6 +15,7 @@ i.e. left-closed bins; the paper's equation stays the default.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -40,6 +41,7 @@ __all__ = [
     "l2_calibration_error",
     "maximum_calibration_error",
     "negative_log_likelihood",
+    "pool_reliability_bins",
     "reliability_bins",
 ]
 
@@ -253,6 +255,35 @@ def reliability_bins(
             raise TypeError("reliability_bins needs probs and labels, or confidences and correct")
         conf, corr = confidences_and_correct(probs, labels, mask)
     return _reliability_bins(conf, corr.astype(np.float64), n_bins, binning, bin_rule)
+
+
+def pool_reliability_bins(bins: Sequence[ReliabilityBins]) -> ReliabilityBins:
+    """Pool the bins of several evaluations (e.g. runs) with the same edges: counts add up,
+    accuracy and confidence are the count-weighted means per bin (as if all samples had been
+    binned at once).
+
+    Raises
+    ------
+    ValueError
+        No bins, or bins with different edges (a different number of bins or binning).
+    """
+    bins = list(bins)
+    if not bins:
+        raise ValueError("pool_reliability_bins needs at least one ReliabilityBins")
+    for b in bins:
+        if not isinstance(b, ReliabilityBins):
+            raise TypeError(f"bins must be ReliabilityBins, got {type(b)!r}")
+    edges = bins[0].edges
+    for b in bins[1:]:
+        if b.edges.shape != edges.shape or not np.allclose(b.edges, edges):
+            raise ValueError(
+                f"cannot pool bins with different edges ({len(edges) - 1} and {len(b.edges) - 1} "
+                "bins, or other boundaries); pool only bins of the same binning"
+            )
+    counts = np.sum([b.counts for b in bins], axis=0)
+    conf_sum = np.sum([np.nan_to_num(b.confidence) * b.counts for b in bins], axis=0)
+    corr_sum = np.sum([np.nan_to_num(b.accuracy) * b.counts for b in bins], axis=0)
+    return _bins_from_sums(np.asarray(edges, dtype=np.float64), counts, conf_sum, corr_sum)
 
 
 def calibration_error(

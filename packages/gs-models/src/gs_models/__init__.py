@@ -8,6 +8,7 @@ graph. Create models with :func:`build_model` from a name or a paper preset.
 
 from gs_models.__about__ import __version__
 from gs_models.configs import (
+    EDGEWISE_GCN,
     GESS_KNN_K,
     DirichletConfig,
     EPFGNNConfig,
@@ -43,6 +44,7 @@ from gs_models.sampling import (
     has_native_sampler,
     neighbor_loader,
     predict_in_batches,
+    sample_neighbors,
 )
 from gs_models.structured import (
     EPFGNN,
@@ -63,6 +65,7 @@ __all__ = [
     "EGNNLayer",
     "EPFGNN",
     "EPFGNNConfig",
+    "EDGEWISE_GCN",
     "GESS_KNN_K",
     "GMNN",
     "GMNNConfig",
@@ -90,6 +93,7 @@ __all__ = [
     "loopy_belief_propagation",
     "mean_field_edge_marginals",
     "neighbor_loader",
+    "sample_neighbors",
     "predict_in_batches",
     "preset",
     "register_model",

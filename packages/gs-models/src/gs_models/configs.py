@@ -30,6 +30,7 @@ __all__ = [
     "NodeGNNConfig",
     "PointCloudConfig",
     "TrainingDefaults",
+    "EDGEWISE_GCN",
     "GESS_KNN_K",
 ]
 
@@ -170,16 +171,18 @@ class NodeGNNConfig:
         )
 
 
-def _edgewise_gcn() -> NodeGNNConfig:
-    return NodeGNNConfig(
-        model="gcn",
-        hidden_channels=64,
-        num_layers=2,
-        dropout=0.5,
-        norm=None,
-        activation="relu",
-        head="conv",
-    )
+#: The GCN of the edgewise-calibration paper (appendix C.2: 2 layers x 64, dropout 0.5, ReLU,
+#: no normalisation, a GCN layer as output): the one definition, used by the ``edgewise-gcn``
+#: preset and as the default GMNN ``q`` / EPFGNN backbone.
+EDGEWISE_GCN = NodeGNNConfig(
+    model="gcn",
+    hidden_channels=64,
+    num_layers=2,
+    dropout=0.5,
+    norm=None,
+    activation="relu",
+    head="conv",
+)
 
 
 @dataclass(frozen=True)
@@ -212,7 +215,7 @@ class GMNNConfig:
     ``observed_mask``), which anchor the chains.
     """
 
-    q: NodeGNNConfig = field(default_factory=_edgewise_gcn)
+    q: NodeGNNConfig = EDGEWISE_GCN
     p_hidden_channels: int = 64
     p_dropout: float = 0.5
     num_samples: int = 32
@@ -261,7 +264,7 @@ class EPFGNNConfig:
     label on the training rows.
     """
 
-    backbone: NodeGNNConfig = field(default_factory=_edgewise_gcn)
+    backbone: NodeGNNConfig = EDGEWISE_GCN
     mean_field_iterations: int = 10
     lbp_iterations: int = 100
     lbp_damping: float | None = None

@@ -31,6 +31,7 @@ from typing import Any
 from torch import nn
 
 from gs_models.configs import (
+    EDGEWISE_GCN,
     DirichletConfig,
     EPFGNNConfig,
     GMNNConfig,
@@ -143,15 +144,6 @@ _GOOD_GCN = NodeGNNConfig(
 )
 _SS_BASE_EARLY = dataclasses.replace(_SS_BASE, layer_order="conv-norm-act")
 _SS_MOD_EARLY = dataclasses.replace(_SS_MOD, norm="batch", layer_order="conv-norm-act", pre_dropout=None)
-_EW_GCN = NodeGNNConfig(
-    model="gcn",
-    hidden_channels=64,
-    num_layers=2,
-    dropout=0.5,
-    norm=None,
-    activation="relu",
-    head="conv",
-)
 #: GAT of the edgewise paper (appendix C.2: 2 layers, 8 heads x 8 hidden) as in the authors'
 #: ``src/model/model.py``: dropout 0.5 on the input of every layer (input dropout and the
 #: dropout before the output layer) and attention dropout 0.5 (``GATConv(dropout=0.5)``).
@@ -249,7 +241,7 @@ _PRESETS: dict[str, tuple[str, Any, TrainingDefaults]] = {
     ),
     "edgewise-gcn": (
         "gcn",
-        _EW_GCN,
+        EDGEWISE_GCN,
         TrainingDefaults(
             lr=0.01, weight_decay=5e-4, max_epochs=2000, source="edgewise-calibration, appendix C.2"
         ),
@@ -263,12 +255,12 @@ _PRESETS: dict[str, tuple[str, Any, TrainingDefaults]] = {
     ),
     "edgewise-gmnn": (
         "gmnn",
-        GMNNConfig(q=_EW_GCN),
+        GMNNConfig(q=EDGEWISE_GCN),
         TrainingDefaults(lr=0.01, weight_decay=5e-4, source="edgewise-calibration, appendix C.2"),
     ),
     "edgewise-epfgnn": (
         "epfgnn",
-        EPFGNNConfig(backbone=_EW_GCN),
+        EPFGNNConfig(backbone=EDGEWISE_GCN),
         TrainingDefaults(lr=0.01, weight_decay=5e-4, source="edgewise-calibration, appendix C.2"),
     ),
     **{

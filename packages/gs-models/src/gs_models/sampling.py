@@ -6,11 +6,16 @@ installed and otherwise a :class:`~torch_geometric.loader.NodeLoader` driven by
 :class:`TorchNeighborSampler`, a pure-torch uniform neighbour sampler with the same output:
 each mini-batch is a :class:`~torch_geometric.data.Data` whose first ``batch_size`` nodes are
 the seed nodes, with ``n_id``, ``e_id``, ``input_id`` and ``batch_size`` attributes.
+
+:func:`sample_neighbors` is the one neighbour sampler of gs (issue 20): the loader's
+:class:`TorchNeighborSampler` and gs-algos' mini-batch training (``gs_algos.sample_neighbors``
+is this function) both draw with it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import torch
 from torch import Tensor, nn
@@ -18,7 +23,13 @@ from torch_geometric.data import Data
 from torch_geometric.loader import NeighborLoader, NodeLoader
 from torch_geometric.sampler import BaseSampler, NodeSamplerInput, SamplerOutput
 
-__all__ = ["TorchNeighborSampler", "has_native_sampler", "neighbor_loader", "predict_in_batches"]
+__all__ = [
+    "TorchNeighborSampler",
+    "has_native_sampler",
+    "neighbor_loader",
+    "predict_in_batches",
+    "sample_neighbors",
+]
 
 
 def has_native_sampler() -> bool:
@@ -28,12 +39,115 @@ def has_native_sampler() -> bool:
     return bool(t.WITH_PYG_LIB or t.WITH_TORCH_SPARSE)
 
 
+class _CSC(NamedTuple):
+    """Incoming edges grouped by target: ``src[ptr[v]:ptr[v + 1]]`` are the sources of the
+    edges into ``v``; ``eid`` their positions in the original ``edge_index``."""
+
+    src: Tensor
+    dst: Tensor
+    eid: Tensor
+    ptr: Tensor
+    num_nodes: int
+
+
+def _csc(edge_index: Tensor, num_nodes: int) -> _CSC:
+    dev = edge_index.device
+    src, dst = edge_index[0].long(), edge_index[1].long()
+    order = torch.argsort(dst, stable=True)
+    ptr = torch.zeros(num_nodes + 1, dtype=torch.long, device=dev)
+    ptr[1:] = torch.cumsum(torch.bincount(dst, minlength=num_nodes), 0)
+    return _CSC(src[order], dst[order], order, ptr, int(num_nodes))
+
+
+class _Sample(NamedTuple):
+    node: Tensor  # global ids, seeds first, then hop by hop (by id within a hop)
+    row: Tensor  # sampled edges' sources, as positions in ``node``
+    col: Tensor  # sampled edges' targets, as positions in ``node``
+    edge: Tensor  # sampled edges' ids in the original ``edge_index``
+    num_sampled_nodes: list[int]
+    num_sampled_edges: list[int]
+
+
+def _sample(g: _CSC, seeds: Tensor, num_neighbors: Sequence[int], generator: torch.Generator) -> _Sample:
+    dev = g.ptr.device
+    if generator.device.type != dev.type:
+        raise ValueError(
+            f"generator is on {generator.device} but edge_index on {dev}; create it with "
+            f"torch.Generator(device=edge_index.device)"
+        )
+    seeds = seeds.to(dev)
+    node_ids = [seeds]
+    seen = torch.zeros(g.num_nodes, dtype=torch.bool, device=dev)
+    seen[seeds] = True
+    frontier = seeds
+    kept: list[Tensor] = []
+    num_nodes, num_edges = [int(seeds.numel())], []
+    for k in num_neighbors:
+        starts, ends = g.ptr[frontier], g.ptr[frontier + 1]
+        deg = ends - starts
+        if deg.sum() == 0:
+            break
+        rep = torch.repeat_interleave(torch.arange(frontier.numel(), device=dev), deg)
+        offs = torch.arange(int(deg.sum()), device=dev) - torch.repeat_interleave(
+            torch.cumsum(deg, 0) - deg, deg
+        )
+        eids = starts[rep] + offs
+        if k >= 0:
+            prio = torch.rand(eids.numel(), generator=generator, device=dev)
+            # rank of each edge within its frontier node by random priority
+            o = torch.argsort(prio)
+            o = o[torch.argsort(rep[o], stable=True)]
+            rank = torch.empty_like(o)
+            rank[o] = torch.arange(o.numel(), device=dev) - torch.repeat_interleave(
+                torch.cumsum(deg, 0) - deg, deg
+            )
+            eids = eids[rank < k]
+        kept.append(eids)
+        new = torch.unique(g.src[eids])
+        new = new[~seen[new]]
+        seen[new] = True
+        node_ids.append(new)
+        num_nodes.append(int(new.numel()))
+        num_edges.append(int(eids.numel()))
+        frontier = new
+        if new.numel() == 0:
+            break
+    nodes = torch.cat(node_ids)
+    pos = torch.full((g.num_nodes,), -1, dtype=torch.long, device=dev)
+    pos[nodes] = torch.arange(nodes.numel(), device=dev)
+    e = torch.cat(kept) if kept else torch.zeros(0, dtype=torch.long, device=dev)
+    return _Sample(nodes, pos[g.src[e]], pos[g.dst[e]], g.eid[e], num_nodes, num_edges)
+
+
+def sample_neighbors(
+    edge_index: Tensor,
+    num_nodes: int,
+    seeds: Tensor,
+    num_neighbors: Sequence[int],
+    generator: torch.Generator,
+) -> tuple[Tensor, Tensor, int]:
+    """Uniform neighbour sampling (GraphSAGE style), pure torch: the one sampler of gs.
+
+    Starting from ``seeds``, at each hop every frontier node keeps at most
+    ``num_neighbors[hop]`` of its incoming edges (``-1`` keeps all), chosen uniformly
+    with ``generator``. Returns ``(node_ids, sub_edge_index, n_seeds)``: the global ids of
+    the sampled nodes (seeds first, then hop by hop), the sampled edges relabelled to
+    positions in ``node_ids`` (hop by hop), and the number of seeds.
+
+    Runs on the device of ``edge_index`` (``seeds`` and ``generator`` must be on it too), and
+    every tensor it creates lives there.
+    """
+    s = _sample(_csc(edge_index, num_nodes), seeds, num_neighbors, generator)
+    return s.node, torch.stack([s.row, s.col]), int(seeds.numel())
+
+
 class TorchNeighborSampler(BaseSampler):
     """Uniform multi-hop neighbour sampling without replacement, in pure torch.
 
     Messages flow ``source -> target`` (``edge_index[0] -> edge_index[1]``): for every node
     of the current frontier, up to ``num_neighbors[hop]`` of its *incoming* edges are sampled
-    (all of them for ``-1``). Nodes are relabelled in order of discovery (seeds first).
+    (all of them for ``-1``) by :func:`sample_neighbors`' draw. Nodes are relabelled seeds
+    first, then hop by hop (by node id within a hop).
 
     Parameters
     ----------
@@ -56,71 +170,22 @@ class TorchNeighborSampler(BaseSampler):
             )
         self.num_neighbors = list(num_neighbors)
         self.num_nodes = int(data.num_nodes)
-        src, dst = data.edge_index[0].long().cpu(), data.edge_index[1].long().cpu()
-        order = torch.argsort(dst, stable=True)
-        self.col_src = src[order]  # sources of incoming edges, grouped by target
-        self.col_eid = order  # original edge ids
-        self.colptr = torch.zeros(self.num_nodes + 1, dtype=torch.long)
-        self.colptr[1:] = torch.bincount(dst, minlength=self.num_nodes).cumsum(0)
+        self._csc = _csc(data.edge_index.cpu(), self.num_nodes)
         self.generator = torch.Generator().manual_seed(seed)
 
     def sample_from_nodes(self, index: NodeSamplerInput, **kwargs) -> SamplerOutput:
         seeds = index.node.long().cpu()
         if torch.unique(seeds).numel() != seeds.numel():
             raise ValueError("seed nodes of a mini-batch must be unique")
-        g2l = torch.full((self.num_nodes,), -1, dtype=torch.long)
-        g2l[seeds] = torch.arange(seeds.numel())
-        node_chunks = [seeds]
-        count = seeds.numel()
-        frontier = seeds
-        rows, cols, eids = [], [], []
-        num_sampled_nodes, num_sampled_edges = [count], []
-        for fanout in self.num_neighbors:
-            start, end = self.colptr[frontier], self.colptr[frontier + 1]
-            deg = end - start
-            group_start = deg.cumsum(0) - deg
-            owner = torch.repeat_interleave(torch.arange(frontier.numel()), deg)
-            pos = (
-                torch.arange(int(deg.sum()))
-                - torch.repeat_interleave(group_start, deg)
-                + start[owner]
-            )
-            if fanout >= 0:
-                keys = torch.rand(pos.numel(), generator=self.generator)
-                order = torch.argsort(keys)
-                order = order[torch.argsort(owner[order], stable=True)]
-                rank = torch.arange(order.numel()) - torch.repeat_interleave(group_start, deg)
-                keep = order[rank < fanout]
-                keep = keep[torch.argsort(owner[keep], stable=True)]
-                owner, pos = owner[keep], pos[keep]
-            sources = self.col_src[pos]
-            cand = sources[g2l[sources] < 0]
-            if cand.numel():
-                uniq, inv = torch.unique(cand, return_inverse=True)
-                first = torch.full((uniq.numel(),), cand.numel(), dtype=torch.long)
-                first = first.scatter_reduce(0, inv, torch.arange(cand.numel()), reduce="amin")
-                new = uniq[torch.argsort(first)]
-            else:
-                new = cand
-            g2l[new] = torch.arange(count, count + new.numel())
-            count += new.numel()
-            node_chunks.append(new)
-            rows.append(g2l[sources])
-            cols.append(g2l[frontier[owner]])
-            eids.append(self.col_eid[pos])
-            num_sampled_nodes.append(new.numel())
-            num_sampled_edges.append(sources.numel())
-            frontier = new
-            if frontier.numel() == 0:
-                break
+        out = _sample(self._csc, seeds, self.num_neighbors, self.generator)
         return SamplerOutput(
-            node=torch.cat(node_chunks),
-            row=torch.cat(rows),
-            col=torch.cat(cols),
-            edge=torch.cat(eids),
+            node=out.node,
+            row=out.row,
+            col=out.col,
+            edge=out.edge,
             batch=None,
-            num_sampled_nodes=num_sampled_nodes,
-            num_sampled_edges=num_sampled_edges,
+            num_sampled_nodes=out.num_sampled_nodes,
+            num_sampled_edges=out.num_sampled_edges,
             metadata=(index.input_id, None),
         )
 

@@ -143,8 +143,9 @@ def _parser() -> argparse.ArgumentParser:
 def _make(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from gs_splits._atomic import atomic_write
     from gs_splits.io import load_graph
-    from gs_splits.split import TIE_WARNING_FRACTION, _atomic_write, _paths, structural_split
+    from gs_splits.split import TIE_WARNING_FRACTION, _paths, structural_split
 
     gf = load_graph(args.graph, relabel=args.relabel, num_nodes=args.num_nodes)
     strategy = args.strategy
@@ -170,7 +171,7 @@ def _make(args: argparse.Namespace) -> int:
                                      "rule": "node i is the i-th smallest original id"}
     path = split.save(args.out)
     if ids_path is not None:
-        _atomic_write(ids_path, lambda f: np.save(f, gf.node_ids))
+        atomic_write(ids_path, lambda f: np.save(f, gf.node_ids))
     gn = split.metadata["graph_normalisation"]
     print(f"graph: {split.metadata['num_nodes']} nodes, {gn['num_edges']} undirected edges "
           f"(removed {gn['self_loops']} self-loops, {gn['duplicate_edges']} duplicates; symmetrised "
@@ -196,10 +197,11 @@ def _load_npy(path: Path, what: str):
 def _report(args: argparse.Namespace) -> int:
     import importlib.util
 
+    from gs_splits._atomic import atomic_write
     from gs_splits.diagnostics import split_statistics, summarize_split
     from gs_splits.graph import as_csr_graph
     from gs_splits.io import load_graph
-    from gs_splits.split import Split, _atomic_write
+    from gs_splits.split import Split
 
     split = Split.load(args.split)
     relabel = bool(split.metadata.get("relabel"))
@@ -245,13 +247,13 @@ def _report(args: argparse.Namespace) -> int:
         for name, title, make in jobs:
             print(f"drawing {name} ...", file=sys.stderr)
             fig = make()
-            _atomic_write(args.out_dir / name, lambda f, fig=fig: fig.savefig(f, dpi=110, format="png"))
+            atomic_write(args.out_dir / name, lambda f, fig=fig: fig.savefig(f, dpi=110, format="png"))
             plt.close(fig)
             figures.append((name, title))
     if figures:
         md += "\n## Figures\n\n" + "\n".join(f"### {t}\n\n![{t}]({n})\n" for n, t in figures)
     out = args.out_dir / "report.md"
-    _atomic_write(out, lambda f: f.write(md.encode("utf-8")))
+    atomic_write(out, lambda f: f.write(md.encode("utf-8")))
     print(f"wrote {out}" + "".join(f", {args.out_dir / n}" for n, _ in figures))
     return 0
 

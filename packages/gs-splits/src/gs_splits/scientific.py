@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from gs_splits.__about__ import __version__
-from gs_splits.split import Split, _check_sizes, resolve_seed
+from gs_splits.split import Split, _check_sizes, resolve_seed, split_sizes
 
 __all__ = [
     "ScientificSplitConfig",
@@ -85,9 +85,7 @@ def _as_set(values: Any, name: str) -> list:
 
 
 def _cut(idx: np.ndarray, fracs: Sequence[float]) -> list[np.ndarray]:
-    n = idx.size
-    counts = [int(np.floor(n * f + 1e-9)) for f in fracs[:-1]]
-    counts.append(n - sum(counts))
+    counts = split_sizes(idx.size, fracs, groups=(len(fracs),))
     return np.split(idx, np.cumsum(counts)[:-1])
 
 

@@ -23,7 +23,6 @@ import json
 import logging
 import math
 import os
-import secrets
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from gs_splits.__about__ import __version__
+from gs_splits._atomic import atomic_write as _atomic_write
 from gs_splits.graph import CSRGraph, as_csr_graph
 from gs_splits.strategies import get_strategy
 
@@ -200,27 +200,6 @@ def _paths(path: str | os.PathLike) -> tuple[Path, Path]:
     return stem.with_name(stem.name + ".npz"), stem.with_name(stem.name + ".json")
 
 
-def _atomic_write(target: Path, write: Callable[[Any], Any]) -> None:
-    """The one atomic-write helper of gs-splits: temporary file beside ``target``, then rename.
-
-    The file gets the permissions of a plain ``open(target, "w")`` (``0o666`` minus the
-    umask), not the ``0o600`` of :func:`tempfile.mkstemp`.
-    """
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
-    try:  # mode 0o666: the kernel applies the umask (mkstemp would give 0600)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except OSError as exc:  # name the file the user asked for, not the temporary one
-        raise type(exc)(exc.errno, f"cannot write here ({exc.strerror})", str(target)) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 # ---------------------------------------------------------------------- seeds and ties
 #: A structural split warns (or, with ``on_ties="raise"``, fails) when more than this fraction
 #: of the nodes share one property value. Inside a tie group the order, and so the ID / OOD
@@ -290,16 +269,41 @@ def _floor(x: float) -> int:
     return int(math.floor(x + 1e-9))
 
 
-def split_sizes(n: int, sizes: Sequence[float], groups: Sequence[int] = (3, 2)) -> list[int]:
+def split_sizes(
+    n: int, sizes: Sequence[float], groups: Sequence[int] | None = None
+) -> list[int]:
     """Part sizes: ``floor(n * s)`` for each part, the last part of each group takes the rest.
 
-    ``groups`` gives how many consecutive parts form a group (default ID = 3 parts, OOD = 2);
-    each group gets ``floor(n * sum of its fractions)`` nodes (the last group the remainder).
+    The one part-size rule of gs: structural splits, scientific splits and gs-data's
+    Track splits all count their parts with it.
+
+    ``groups`` gives how many consecutive parts form a group; each group gets
+    ``floor(n * sum of its fractions)`` items (the last group the remainder). By default five
+    fractions form the structural ID / OOD groups ``(3, 2)`` and any other number of fractions
+    one group (``floor(n * f)`` for every part but the last, which gets the rest; GeSS
+    table 4).
 
     >>> split_sizes(2995, (0.3, 0.1, 0.1, 0.1, 0.4))
     [898, 299, 300, 299, 1199]
+    >>> split_sizes(19753, (0.75, 0.125, 0.125))
+    [14814, 2469, 2470]
+
+    Raises
+    ------
+    ValueError
+        ``n`` not an int >= 0; fractions negative, not finite or not summing to 1; ``groups``
+        not positive counts adding up to the number of fractions.
     """
-    s = list(map(float, sizes))
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n must be an int >= 0, got {n!r}")
+    n = int(n)
+    if groups is None:
+        groups = (3, 2) if len(sizes) == 5 else (len(sizes),)
+    groups = tuple(groups)
+    if not groups or any(isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g < 1
+                         for g in groups):
+        raise ValueError(f"groups must be positive part counts, got {groups!r}")
+    s = _check_sizes(sizes, int(sum(groups)), "sizes").tolist()
     out: list[int] = []
     start = 0
     used = 0

@@ -343,11 +343,12 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     if not groups:
         return []
     paper_runs = "paper: 5 splits x 3 folds x 5 initialisations = 75 runs per cell"
+    m = _bins_text(records)
     t1 = Table(
         "Edgewise calibration, Table 1 layout: ECE (%) on the test nodes, mean ± std over splits x folds x initialisations",
         ["dataset", "model", "runs", "nodewise ECE", "edgewise ECE", "agree ECE", "disagree ECE", "node acc.", "homophily"],
         _rows(groups, EW_ECE_METRICS, extra=("node_acc", "homophily"), variants=_STRUCT_VARIANTS[:2]),
-        note=f"Paper values: Table 1 ({paper_runs}). Bins: the paper's eq. 1 (k-1)/m < c <= k/m, 15 bins.",
+        note=f"Paper values: Table 1 ({paper_runs}). Bins: the paper's eq. 1 (k-1)/m < c <= k/m, m = {m}.",
     )
     t3 = Table(
         "Table 3 layout: nodewise, edgewise, agree and disagree accuracy (%) on the test nodes",
@@ -379,7 +380,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         ["dataset", "model", "runs", "nodewise ECE", "edgewise ECE", "agree ECE", "disagree ECE"],
         floor_rows,
         note="max abs. Δ: the largest difference to the eq. 1 bins over the runs (they differ only for "
-             "confidences exactly on a bin edge k/15).",
+             f"confidences exactly on a bin edge k/m, m = {m}).",
     ))
     off = off_cells(records)
     if off:
@@ -494,8 +495,9 @@ def differences(records: Sequence[dict[str, Any]]) -> list[str]:
 
 def figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Figure]:
     """Reliability diagrams (nodewise, edgewise, agree, disagree) per dataset and model, pooled
-    over runs, with each bin's sample count printed on its bar; a bar's opacity grows with its
-    share of the samples, so an almost empty bin does not look like a full one."""
+    over runs, drawn by gs-metrics' one reliability plot with each bin's sample count printed
+    on its bar; a bar's opacity grows with its share of the samples, so an almost empty bin
+    does not look like a full one. The number of bins is the records' (the suite's ``bins``)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -510,45 +512,62 @@ def figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Figure]
         keys = sorted((k for k in groups if k[0] == ds), key=lambda k: _ORDER.get(k[1], 9))
         fig, axes = plt.subplots(len(keys), len(kinds), figsize=(3.0 * len(kinds), 2.9 * len(keys)),
                                  squeeze=False)
+        n_bins: set[int] = set()
         for row, key in zip(axes, keys, strict=True):
             for ax, (kind, label) in zip(row, kinds, strict=True):
-                _diagram(ax, [r["metrics"]["reliability"].get(kind) for r in groups[key]
-                              if "reliability" in r["metrics"]])
-                ax.set_title(f"{ds} {key[1].upper()}: {label}", fontsize=8)
+                n_bins |= _diagram(ax, [r["metrics"]["reliability"].get(kind) for r in groups[key]
+                                        if "reliability" in r["metrics"]],
+                                   f"{ds} {key[1].upper()}: {label}")
         fig.tight_layout()
         path = report_dir / f"edgewise_reliability_{ds}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
+        bins_text = " / ".join(str(k) for k in sorted(n_bins)) or "no"
         out.append(Figure(path.name, f"{ds}: nodewise, edgewise, agree and disagree reliability diagrams "
-                                     "(15 bins, test nodes, pooled over runs); the number on a bar is "
-                                     "its sample count, pale bars hold few samples."))
+                                     f"({bins_text} bins, test nodes, pooled over runs); the number on a "
+                                     "bar is its sample count, pale bars hold few samples."))
     return out
 
 
-def _diagram(ax, bins_list) -> None:
+def _bins_text(records: Sequence[dict[str, Any]]) -> str:
+    """The number of ECE bins ``m`` of the records (from their stored reliability bins, else
+    their ``bins`` setting), e.g. ``"15"``; several values joined by " / "."""
+    found = set()
+    for r in records:
+        rel = r.get("metrics", {}).get("reliability") or {}
+        node = rel.get("node")
+        if node:
+            found.add(len(node["count"]))
+        elif "bins" in r.get("job", {}).get("settings", {}):
+            found.add(int(r["job"]["settings"]["bins"]))
+    return " / ".join(map(str, sorted(found))) or "?"
+
+
+def _unpack(b: dict[str, list[float]]):
+    """A record's stored bins (:func:`_pack`, equal-width) as gs-metrics' ``ReliabilityBins``."""
+    from gs_metrics import ReliabilityBins
+
+    counts = np.asarray(b["count"], dtype=np.int64)
+    full = counts > 0
+    return ReliabilityBins(
+        edges=np.linspace(0.0, 1.0, counts.size + 1),
+        counts=counts,
+        accuracy=np.where(full, np.asarray(b["accuracy"], dtype=float), np.nan),
+        confidence=np.where(full, np.asarray(b["confidence"], dtype=float), np.nan),
+    )
+
+
+def _diagram(ax, bins_list, title: str) -> set[int]:
+    """Draw the runs' bins pooled (:func:`gs_metrics.pool_reliability_bins`) with
+    :func:`gs_metrics.plot_reliability_diagram`; returns the number of bins drawn ({} if none)."""
+    from gs_metrics import plot_reliability_diagram, pool_reliability_bins
+
     bins_list = [b for b in bins_list if b]
     if not bins_list:
         ax.set_axis_off()
-        return
-    k = len(bins_list[0]["count"])
-    conf, acc, cnt = np.zeros(k), np.zeros(k), np.zeros(k)
-    for b in bins_list:
-        c = np.asarray(b["count"], dtype=float)
-        conf += np.nan_to_num(np.asarray(b["confidence"], dtype=float)) * c
-        acc += np.nan_to_num(np.asarray(b["accuracy"], dtype=float)) * c
-        cnt += c
-    ok = cnt > 0
-    edges = np.linspace(0, 1, k + 1)
-    centers = (edges[:-1] + edges[1:]) / 2
-    share = cnt / max(cnt.sum(), 1)
-    for i in np.flatnonzero(ok):
-        alpha = 0.15 + 0.85 * min(1.0, share[i] / max(share.max(), 1e-12))
-        ax.bar(centers[i], acc[i] / cnt[i], width=1 / k, color="tab:blue", alpha=alpha, edgecolor="k", lw=0.5)
-        ax.text(centers[i], min(acc[i] / cnt[i], 0.9) + 0.02, str(int(cnt[i])), ha="center",
-                va="bottom", fontsize=5, rotation=90)
-    ax.plot([0, 1], [0, 1], "k--", lw=0.8)
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel("confidence", fontsize=7)
-    ax.set_ylabel("accuracy", fontsize=7)
-    ax.tick_params(labelsize=6)
+        return set()
+    pooled = pool_reliability_bins([_unpack(b) for b in bins_list])
+    plot_reliability_diagram(pooled, ax, title=title, show_gap=False, show_counts=True,
+                             shade_by_count=True, legend=False, fontsize=7)
+    ax.title.set_fontsize(8)
+    return {len(pooled.counts)}

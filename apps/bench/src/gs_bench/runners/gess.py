@@ -404,13 +404,13 @@ def par_label_pool_size(name: str, settings: dict[str, Any]) -> int | None:
         with open(path) as fh:
             n = max(sum(1 for _ in fh) - 1, 0)
         return fidelity_sizes(n, FidelityShiftConfig(target=case.case))[0] // 3
-    from gs_data.track import split_counts
+    from gs_splits import split_sizes
 
     sizes = _track_sizes(settings.get("track_sizes", "demo"), case.shift,
                          int(case.case[2:]) if case.shift == "pileup" else 50)
     if case.shift == "pileup":
         return 2 * (sizes.n_target_pairs - sizes.n_ood_val_pairs - sizes.n_ood_test_pairs)
-    return sizes.n_bkg_pool + split_counts(sizes.n_target, sizes.id_fractions)[0]
+    return sizes.n_bkg_pool + split_sizes(sizes.n_target, sizes.id_fractions)[0]
 
 
 def problems(config: SuiteConfig, jobs: Sequence[dict[str, Any]]) -> list[Problem]:
@@ -793,15 +793,15 @@ def orderings(records: Sequence[dict[str, Any]]) -> Table:
         metric = algos["erm"][0]["metrics"]["metric"]
         lower = metric == "mae"
         scale = 1.0 if lower else 100.0
-        f = (lambda v: f"{v:.3f}") if lower else (lambda v: f"{v * scale:.2f}")
+        f = (lambda v: f"{v:.3f}") if lower else (lambda v, s=scale: f"{v * s:.2f}")
 
-        def better(a: float, b: float) -> bool:
+        def better(a: float, b: float, lower: bool = lower) -> bool:
             return a < b if lower else a > b
 
         erm_ood, erm_id = _ood(algos["erm"]), _ood(algos["erm"], "id")
 
-        def row(fid: str, evidence: str, holds: bool) -> None:
-            rows.append([text[fid][0], text[fid][1], f"{ds} / {bb}", evidence,
+        def row(fid: str, evidence: str, holds: bool, where: str = f"{ds} / {bb}") -> None:
+            rows.append([text[fid][0], text[fid][1], where, evidence,
                          "holds" if holds else "does not hold"])
 
         row("shift-hurts", f"ERM Test-ID {f(erm_id)}, Test-OOD {f(erm_ood)}", better(erm_id, erm_ood))

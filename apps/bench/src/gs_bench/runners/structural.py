@@ -40,7 +40,6 @@ Metrics per job (fractions in [0, 1]):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections.abc import Sequence
@@ -355,7 +354,9 @@ def dataset_fingerprint(name: str, root: str | None = None) -> str:
         paths = gs_data.raw_paths(name, root=_root(root))
     except Exception as exc:  # noqa: BLE001 - turned into a config error with the reason
         raise SuiteConfigError(f"dataset {name!r}: {exc}") from exc
-    h = hashlib.sha256()
+    from gs_data import fingerprint
+
+    fields = []
     for p in paths:
         p = Path(p)
         if not p.is_file():
@@ -363,9 +364,8 @@ def dataset_fingerprint(name: str, root: str | None = None) -> str:
                 f"dataset {name!r}: raw file {p} is missing; download it or place it there "
                 f"(or set GS_DATA_ROOT / the suite setting `root`)"
             )
-        st = p.stat()
-        h.update(f"{p.name}:{st.st_size}".encode())
-    return h.hexdigest()[:16]
+        fields.append((p.name, p.stat().st_size))
+    return fingerprint(fields, length=16)
 
 
 def _root(root: str | None) -> str | None:
@@ -526,10 +526,11 @@ def split_record(data, params: dict[str, Any], settings: dict[str, Any], workdir
     stats = split_statistics(split, ei, labels, seed=0)
     picture = None
     if workdir:
-        h = hashlib.sha256()
-        for a in (ei, masks["out_valid"] | masks["out_test"], np.asarray([PICTURE_MAX_NODES])):
-            h.update(np.ascontiguousarray(a).tobytes())
-        name = f"{params['dataset']}_{params['strategy']}_{source}_{h.hexdigest()[:16]}.json".replace("/", "_")
+        from gs_data import fingerprint
+
+        fp = fingerprint({"edge_index": ei, "ood": masks["out_valid"] | masks["out_test"],
+                          "max_nodes": PICTURE_MAX_NODES}, length=16)
+        name = f"{params['dataset']}_{params['strategy']}_{source}_{fp}.json".replace("/", "_")
         path = Path(workdir) / PICTURE_DIR / name
         picture = f"{PICTURE_DIR}/{name}"
         if not path.is_file():

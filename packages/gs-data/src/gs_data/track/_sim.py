@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 
-from gs_data._io import unique_temp_name
+from gs_data._io import atomic_path
 from gs_data.track._deps import require
 from gs_data.track.config import PROCESSES, TrackSimConfig, check_process, pythia_settings
 from gs_data.track.store import FLOAT_COLUMNS, encode_barcode
@@ -55,9 +54,7 @@ def ensure_init_file(process: str, config: TrackSimConfig, init_dir: str | Path)
     path = _init_file(Path(init_dir), process, config)
     if path.exists():
         return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = str(path.with_name(unique_temp_name(path.name)))  # PYTHIA creates it (umask applies)
-    try:
+    with atomic_path(path) as tmp:  # PYTHIA creates the file (umask applies)
         builder = pythia8mc.Pythia("", False)
         for s in pythia_settings(process, config):
             builder.readString(s)
@@ -65,10 +62,6 @@ def ensure_init_file(process: str, config: TrackSimConfig, init_dir: str | Path)
         builder.readString(f"MultipartonInteractions:initFile = {tmp}")
         if not builder.init():
             raise RuntimeError(f"PYTHIA initialisation failed for process {process!r}")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path
 
 

@@ -27,6 +27,7 @@ Sizes (GeSS table 4, appendix C.1):
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,23 +48,27 @@ TARGET_SIGNALS = ("tau3mu", "zp20", "zp10")
 
 
 def split_counts(n: int, fractions: Sequence[float]) -> list[int]:
-    """Part sizes of ``n`` items: ``floor(n * f)`` for every part but the last, which gets the rest.
+    """Deprecated: use :func:`gs_splits.split_sizes` (the one part-size rule of gs).
 
-    This reproduces GeSS table 4, e.g. 19753 background events at 0.75 / 0.125 / 0.125 give
-    14814 / 2469 / 2470.
+    ``floor(n * f)`` for every part but the last, which gets the rest (GeSS table 4, e.g.
+    19753 background events at 0.75 / 0.125 / 0.125 give 14814 / 2469 / 2470).
     """
-    f = np.asarray(fractions, dtype=np.float64)
-    if f.ndim != 1 or f.size < 1 or (f < 0).any() or abs(f.sum() - 1.0) > 1e-9:
-        raise ValueError(f"fractions must be >= 0 and sum to 1, got {list(fractions)!r}")
-    if not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"n must be an int >= 0, got {n!r}")
-    counts = [int(np.floor(n * x + 1e-9)) for x in f[:-1]]
-    counts.append(int(n) - sum(counts))
-    return counts
+    warnings.warn(
+        "gs_data.track.split_counts is deprecated; use gs_splits.split_sizes(n, fractions)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return _split_sizes(n, fractions)
+
+
+def _split_sizes(n: int, fractions: Sequence[float]) -> list[int]:
+    from gs_splits import split_sizes  # lazily: gs_splits imports numba
+
+    return split_sizes(n, fractions, groups=(len(fractions),))
 
 
 def _random_parts(n: int, fractions: Sequence[float], rng: np.random.Generator) -> list[np.ndarray]:
-    counts = split_counts(n, fractions)
+    counts = _split_sizes(n, fractions)
     perm = rng.permutation(n)
     edges = np.concatenate([[0], np.cumsum(counts)])
     return [np.sort(perm[edges[k] : edges[k + 1]]) for k in range(len(counts))]
@@ -524,7 +529,7 @@ def build_track_signal(
     n_src = sizes.n_source_per_signal
     src_items = [b.add(key, np.arange(n_src), 1, -1, "source") for key in keys[1:6]]
     tgt_items = b.add(keys[6], np.arange(sizes.n_target), 1, -1, "target")
-    n_pool, n_val, n_test = split_counts(sizes.n_target, sizes.id_fractions)
+    n_pool, n_val, n_test = _split_sizes(sizes.n_target, sizes.id_fractions)
     items = np.concatenate(src_items + [tgt_items[n_pool:]])
     domain = np.concatenate([np.full(n_src, g) for g in range(5)] + [np.full(n_val + n_test, 5)])
     parts, groups = _scientific_parts(

@@ -1,0 +1,34 @@
+"""gs-algos' one atomic-write helper (:mod:`gs_algos.checkpoint`): checkpoints and other files."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+import torch
+
+from gs_algos.checkpoint import atomic_save, atomic_write, load_checkpoint
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077])
+def test_atomic_save_follows_the_umask_and_round_trips(tmp_path, mask):
+    old = os.umask(mask)
+    try:
+        path = atomic_save({"model": {"w": torch.ones(2)}, "epoch": 3}, tmp_path / "ck" / "last.pt")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask
+    ck = load_checkpoint(path)
+    assert ck["epoch"] == 3 and torch.equal(ck["model"]["w"], torch.ones(2))
+
+
+def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
+    target = tmp_path / "README.md"
+    with atomic_write(target, "w", encoding="utf-8") as fh:
+        fh.write("old")
+    with pytest.raises(ValueError), atomic_write(target, "w", encoding="utf-8") as fh:
+        fh.write("half of the new")
+        raise ValueError("serialisation failed")
+    assert target.read_text(encoding="utf-8") == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["README.md"]
