@@ -75,7 +75,7 @@ PACKAGES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
 # test file stays on one worker, so module-scoped fixtures are built once). Only where the tests
 # take minutes: a worker pays its own start and test collection. Passing pytest arguments after
 # ``--`` replaces these defaults (``nox -s tests-gs_data -- -q -k foo`` runs serially).
-XDIST_WORKERS: dict[str, int] = {"gs-data": 2, "gs-algos": 2}
+XDIST_WORKERS: dict[str, int] = {"gs-data": 2, "gs-algos": 2, "gs-bench": 2}
 XDIST_REQUIREMENT = "pytest-xdist>=3.5"
 
 
