@@ -71,6 +71,14 @@ PACKAGES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
+# Package sessions whose tests run on two pytest-xdist workers (``-n 2 --dist loadfile``: each
+# test file stays on one worker, so module-scoped fixtures are built once). Only where the tests
+# take minutes: a worker pays its own start and test collection. Passing pytest arguments after
+# ``--`` replaces these defaults (``nox -s tests-gs_data -- -q -k foo`` runs serially).
+XDIST_WORKERS: dict[str, int] = {"gs-data": 2, "gs-algos": 2, "gs-bench": 2}
+XDIST_REQUIREMENT = "pytest-xdist>=3.5"
+
+
 def _pip_find_links() -> list[str]:
     """The find-links folders that pip is configured with on this machine (may be empty)."""
     try:
@@ -106,12 +114,14 @@ os.environ.update(_uv_env())
 
 
 def _install_local(
-    session: nox.Session, dist: str, extras: tuple[str, ...] = (), *, lowest: bool = False
+    session: nox.Session, dist: str, extras: tuple[str, ...] = (), *, lowest: bool = False,
+    also: tuple[str, ...] = (),
 ) -> None:
     """Install `dist` and the local distributions it needs, all in one resolver call.
 
     With the CI pins of .ci/constraints.txt, or (``lowest``) with every direct dependency at
-    the lowest version its range allows (uv's ``--resolution lowest-direct``)."""
+    the lowest version its range allows (uv's ``--resolution lowest-direct``). ``also``: more
+    requirements for the session's own use (the test runner's plugins)."""
     folder, _, local_deps, _ = PACKAGES[dist]
     targets = [str(ROOT / PACKAGES[dep][0]) for dep in _closure(local_deps)]
     spec = str(ROOT / folder)
@@ -121,7 +131,7 @@ def _install_local(
         pins = ["--resolution", "lowest-direct", "-c", str(LOWEST_CONSTRAINTS)]
     else:
         pins = ["-c", str(CONSTRAINTS)]
-    session.install(*pins, *targets, spec)
+    session.install(*pins, *targets, spec, *also)
 
 
 def _closure(deps: tuple[str, ...]) -> list[str]:
@@ -139,11 +149,15 @@ def _closure(deps: tuple[str, ...]) -> list[str]:
 
 
 def _pytest(
-    session: nox.Session, *paths: str, isolated_as: str | None = None, env: dict | None = None
+    session: nox.Session, *paths: str, isolated_as: str | None = None, env: dict | None = None,
+    workers: int = 0,
 ) -> None:
     """pytest in the session's environment. ``isolated_as`` names the package session whose
-    isolation this environment has (its tests may then check, e.g., that torch is absent)."""
-    args = list(session.posargs) or ["-q"]
+    isolation this environment has (its tests may then check, e.g., that torch is absent).
+    ``workers``: run the tests on that many pytest-xdist workers, a test file per worker at a
+    time (unless pytest arguments were given after ``--``)."""
+    xdist = ["-n", str(workers), "--dist", "loadfile"] if workers > 1 else []
+    args = list(session.posargs) or ["-q", *xdist]
     session.run(
         "python",
         "-m",
@@ -158,10 +172,12 @@ def _make_package_session(dist: str) -> None:
     folder, module, _, test_extras = PACKAGES[dist]
     name = f"tests-{module}"
 
+    workers = XDIST_WORKERS.get(dist, 0)
+
     @nox.session(name=name)
     def _session(session: nox.Session) -> None:
-        _install_local(session, dist, test_extras)
-        _pytest(session, f"{folder}/tests")
+        _install_local(session, dist, test_extras, also=(XDIST_REQUIREMENT,) if workers else ())
+        _pytest(session, f"{folder}/tests", workers=workers)
 
     _session.__doc__ = f"Install only {dist} (+ its declared deps) in a fresh env and run its tests."
 

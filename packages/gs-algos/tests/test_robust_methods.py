@@ -259,7 +259,11 @@ def test_eerm_explorer_samples_without_replacement_from_the_softmax():
     """Gumbel-top-k must give the law of ``torch.multinomial(softmax, k, replacement=False)``:
     exact pair-inclusion probabilities (sum over both orders of p_a * p_b / (1 - p_a))
     against the frequencies of 20000 draws; plus the REINFORCE log-probability against
-    ``log_softmax`` gathered by hand."""
+    ``log_softmax`` gathered by hand.
+
+    The 20000 draws of the 4 rows are taken in one call, on the rows' cumulative weights
+    stacked 20000 times (every row draws independently, so this is the law of 20000 calls,
+    without 20000 Python-level calls); ``sample()`` without ``cdf`` is the same draw."""
     from itertools import combinations
 
     from gs_algos.methods.eerm import StructureExplorer
@@ -268,14 +272,19 @@ def test_eerm_explorer_samples_without_replacement_from_the_softmax():
     with torch.no_grad():
         ex.logits.copy_(torch.tensor([[0.0, 2.0, -1.0, 1.0]]).repeat(4, 1))
     ex.logits.data[:, 0] += torch.arange(4.0)  # rows differ
+    cdf = ex.weights()[1]
+    torch.manual_seed(5)
+    own = ex.sample()
+    torch.manual_seed(5)
+    assert torch.equal(own, ex.sample(cdf))  # sample() draws on weights()'s cdf
     torch.manual_seed(0)
     draws = 20000
-    picks = torch.stack([ex.sample() for _ in range(draws)])  # (draws, 4, 2)
+    picks = ex.sample(cdf.repeat(draws, 1)).view(draws, 4, 2)
     assert picks.shape == (draws, 4, 2)
     assert bool((picks[..., 0] != picks[..., 1]).all())  # without replacement
     for row in range(4):
         p = torch.softmax(ex.logits[row].detach().double(), 0)
-        got = {frozenset(map(int, pr)) for pr in picks[:, row]}
+        got = {frozenset(pr) for pr in picks[:, row].tolist()}
         for a, b in combinations(range(4), 2):
             exact = float(p[a] * p[b] / (1 - p[a]) + p[b] * p[a] / (1 - p[b]))
             freq = float(((picks[:, row] == a).any(1) & (picks[:, row] == b).any(1)).double().mean())

@@ -141,9 +141,9 @@ def test_load_track_through_the_registry(tmp_path):
 
     if not simulation_available():
         pytest.skip("PYTHIA 8 + ACTS not installed (pip install 'gs-data[track]')")
-    ds = gs_data.load("track-pileup-pu50", sizes=TrackPileupSizes(4, 4, 4, 1, 1, 4),
+    ds = gs_data.load("track-pileup-pu50", sizes=TrackPileupSizes(2, 2, 2, 1, 1, 2),
                       cache_dir=tmp_path)
-    assert ds.name == "Track-Pileup" and len(ds) == 4 + 4 + 2 * 4
+    assert ds.name == "Track-Pileup" and len(ds) == 2 + 2 + 2 * 2
     assert ds.split.sizes()["ood_test"] == 2
     g = ds.to_pyg([0])[0]
     assert g.node_label.shape[0] == g.pos.shape[0]

@@ -20,7 +20,7 @@ def _load(root, name, **kw):
     return _CACHE[key]
 
 
-def _check_pyg_conventions(data):
+def _check_pyg_conventions(data, *, sparse_x: bool = False):
     ei = data.edge_index
     assert ei.dtype == torch.int64 and ei.shape[0] == 2
     assert not bool((ei[0] == ei[1]).any()), "self-loops present"
@@ -29,7 +29,15 @@ def _check_pyg_conventions(data):
     assert fwd == {(b, a) for a, b in fwd}
     assert len(fwd) == ei.shape[1], "duplicate edges"
     assert data.x.dtype == torch.float32 and data.x.shape[0] == data.num_nodes
-    assert data.x.is_sparse or data.x.layout == torch.strided
+    # the layout asked for: dense (and contiguous) by default, coalesced COO with sparse_x=True
+    if sparse_x:
+        assert data.x.layout == torch.sparse_coo and data.x.is_coalesced()
+        values = data.x.values()
+        assert values.numel() > 0 and bool((values != 0).all()), "explicit zeros stored"
+    else:
+        assert data.x.layout == torch.strided and data.x.is_contiguous()
+        values = data.x
+    assert bool(torch.isfinite(values).all()) and float(values.min()) >= 0.0  # word counts
     assert data.y.dtype == torch.int64 and data.y.shape == (data.num_nodes,)
 
 
@@ -77,7 +85,7 @@ def test_citeseer_table8_edge_count_is_the_documented_difference(shared_datasets
 def test_acdne_statistics(shared_datasets, name, nodes, edges_with_loops, self_loops):
     data = _load(shared_datasets, name, sparse_x=True)
     assert data.x.is_sparse and data.x.shape == (nodes, 6775)
-    _check_pyg_conventions(data)
+    _check_pyg_conventions(data, sparse_x=True)
     st = graph_stats(data)
     assert st["nodes"] == nodes and st["features"] == 6775 and st["classes"] == 5
     assert data.provenance["self_loops_in_raw"] == self_loops

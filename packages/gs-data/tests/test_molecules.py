@@ -40,7 +40,9 @@ def _reference_conformer(smiles: str, seed: int):
 
     m = Chem.AddHs(Chem.MolFromSmiles(smiles))
     assert AllChem.EmbedMolecule(m, randomSeed=seed) == 0
-    assert AllChem.MMFFOptimizeMolecule(m, maxIters=1000) >= 0
+    # 0: MMFF converged within the 1000 iterations (1 would be "not converged", -1 "no
+    # parameters"): the reference is a finished optimisation, not a cut-off one
+    assert AllChem.MMFFOptimizeMolecule(m, maxIters=1000) == 0
     m = Chem.RemoveHs(m)
     return [a.GetSymbol() for a in m.GetAtoms()], m.GetConformer().GetPositions()
 

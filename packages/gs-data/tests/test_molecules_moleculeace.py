@@ -93,8 +93,15 @@ def _check_shifts(rec, config):
             _, cs = np.unique(dom[src], return_counts=True)
             _, ct = np.unique(dom[tgt], return_counts=True)
             assert cs.min() >= ct.max()
-        # the source holds about source_fraction of the samples (whole domains)
-        assert src.mean() >= config.source_fraction - 1e-9 or shift == "assay"
+        # the source is made of whole domains: the shortest prefix of the domain order that
+        # holds source_fraction of the samples, but never every domain (then all but the last)
+        order = [str(v) for v in split.metadata["domain_order"]]
+        labels = np.array([str(v) for v in dom.tolist()])
+        share = np.cumsum([(labels == v).mean() for v in order])
+        k = min(int(np.searchsorted(share, config.source_fraction - 1e-9)) + 1, len(order) - 1)
+        assert set(labels[src].tolist()) == set(order[:k]), f"{shift}: source is not the prefix"
+        assert src.mean() == pytest.approx(share[k - 1])
+        assert src.mean() >= config.source_fraction - 1e-9 or k == len(order) - 1
 
 
 def test_three_shifts_on_fixture(records):

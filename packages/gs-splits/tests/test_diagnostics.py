@@ -45,6 +45,8 @@ def test_statistics_and_summary():
     md = gs.summarize_split(s, e, labels, num_sources=8)
     assert md.startswith("# Split report: structural / popularity")
     assert "| in_train | 90 | 0.300 |" in md and "unreachable" in md
+    # statistics computed beforehand (the CLI's report computes them once) give the same text
+    assert gs.summarize_split(s, e, labels, stats=st) == md
     # no graph, no labels: still a valid report
     assert "Degree distribution" not in gs.summarize_split(s)
 

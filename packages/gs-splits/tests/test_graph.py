@@ -83,14 +83,24 @@ def test_all_inputs_give_same_graph(kind):
 
 
 def test_scipy_matches_symmetrised_pattern():
-    rng = np.random.default_rng(0)
     a = sp.random(50, 50, density=0.1, random_state=1, format="csr")
     g = as_csr_graph(a)
     sym = ((a + a.T) != 0).astype(float)
     sym.setdiag(0)
     sym.eliminate_zeros()
     assert (abs(g.to_scipy() - sym)).sum() == 0
-    assert rng is not None
+    # the input has what the normaliser must remove or complete, and the counts say so
+    loops = int(np.count_nonzero(a.diagonal()))
+    assert loops > 0 and g.stats["self_loops"] == loops
+    off = a.copy()
+    off.setdiag(0)
+    off.eliminate_zeros()
+    both_ways = int((off != 0).multiply(off.T != 0).nnz)  # entries whose mirror is given too
+    one_way = off.nnz - both_ways
+    assert both_ways > 0
+    assert one_way > 0 and g.stats["one_directional_pairs"] == one_way
+    assert g.num_nodes == 50 and g.num_edges == sym.nnz // 2
+    assert g.stats["input_edges"] == a.nnz and g.stats["duplicate_edges"] == 0
 
 
 def test_isolated_trailing_nodes_kept():

@@ -584,7 +584,12 @@ def _execute_ray(todo, runner, store, workers, address, finish, *, device, threa
         if address:
             ray.init(address=address, **quiet)
         else:
+            # "local": always a new local instance, as documented (docs/cluster.md). Without
+            # an address Ray would look for a running instance (RAY_ADDRESS, then any local
+            # GCS process) and connect to someone else's cluster, e.g. another test session's
+            # on the same machine, where num_cpus is refused
             ray.init(
+                address="local",
                 num_cpus=max(1, math.ceil(workers * max(c for c, _ in demand.values()))),
                 include_dashboard=False,
                 _node_ip_address="127.0.0.1",

@@ -218,7 +218,9 @@ def _report(args: argparse.Namespace) -> int:
             )
         print(f"warning: {args.graph} is not the graph the split was made from (fingerprint differs); "
               "reporting anyway (--allow-other-graph)", file=sys.stderr)
-    md = summarize_split(split, g, labels, num_sources=args.distance_sources, seed=args.seed)
+    # computed once: the Markdown summary and the statistics figure draw the same numbers
+    stats = split_statistics(split, g, labels, num_sources=args.distance_sources, seed=args.seed)
+    md = summarize_split(split, g, labels, stats=stats)
     try:
         args.out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -232,7 +234,6 @@ def _report(args: argparse.Namespace) -> int:
     elif not args.no_figures:
         from gs_splits import plot
 
-        stats = split_statistics(split, g, labels, num_sources=args.distance_sources, seed=args.seed)
         jobs = [("statistics.png", "Appendix-A statistics", lambda: plot.plot_statistics(split, g, labels, stats=stats)),
                 ("graph.png", "Split on the graph (appendix H)", lambda: plot.plot_graph(split, g, seed=args.seed))]
         if gf.features is not None and not args.no_tsne:

@@ -252,15 +252,18 @@ def summarize_split(
     *,
     num_sources: int = 64,
     seed: int = 0,
+    stats: SplitStatistics | None = None,
 ) -> str:
     """Markdown report of a split with the appendix-A statistics.
 
     Sections: what the split is (metadata), part sizes, property (sigma) distribution,
     degree distribution, class balance (with ``labels``), and the pairwise graph-distance
     distribution within ID and OOD (with ``graph``; sampled BFS from ``num_sources``
-    sources per group).
+    sources per group). ``stats``: the statistics already computed by
+    :func:`split_statistics` for this split (then they are not computed again).
     """
-    st = split_statistics(split, graph, labels, num_sources=num_sources, seed=seed)
+    st = stats if stats is not None else split_statistics(
+        split, graph, labels, num_sources=num_sources, seed=seed)
     md = split.metadata
     lines = [f"# Split report: {md.get('kind', 'split')} / {md.get('strategy', md.get('info_level', ''))}", ""]
     keys = ("strategy", "sizes", "seed", "num_nodes", "num_edges", "graph_fingerprint", "info_level",
