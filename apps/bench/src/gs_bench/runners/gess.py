@@ -825,8 +825,8 @@ def orderings(records: Sequence[dict[str, Any]]) -> Table:
             ev = ", ".join(f"TL-{n} {f(v)}" for (n, _), v in zip(tls, vals, strict=True))
             row("tl-grows-with-n", ev, all(better(b, a) for a, b in zip(vals, vals[1:], strict=False)))
         if tls and case.shift == "fidelity":
-            best = min(vals := [_ood(algos[a]) for _, a in tls]) if lower else max(
-                vals := [_ood(algos[a]) for _, a in tls])
+            vals = [_ood(algos[a]) for _, a in tls]
+            best = min(vals) if lower else max(vals)
             row("tl-concept", f"best TL {f(best)} vs ERM {f(erm_ood)}", better(best, erm_ood))
     return Table(
         "GeSS findings checked on this run (ID-selected Test-OOD unless named)",
