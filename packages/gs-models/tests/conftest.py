@@ -63,3 +63,22 @@ def float64():
     torch.set_default_dtype(torch.float64)
     yield
     torch.set_default_dtype(old)
+
+
+@pytest.fixture
+def backward_ops():
+    """``backward_ops(t)``: the names of the autograd nodes behind ``t``. ``IndexBackward0``
+    among them means a gather ``h[index]`` whose backward (``index_put_`` with accumulation)
+    sums repeated rows in a thread-dependent order on a multi-threaded CPU."""
+    def names(t: torch.Tensor) -> set[str]:
+        seen, out, todo = set(), set(), [t.grad_fn]
+        while todo:
+            fn = todo.pop()
+            if fn is None or fn in seen:
+                continue
+            seen.add(fn)
+            out.add(type(fn).__name__)
+            todo.extend(nxt for nxt, _ in fn.next_functions)
+        return out
+
+    return names

@@ -222,3 +222,35 @@ def test_coordinate_knn_graph_counts_the_point_itself_by_default(self_loops):
     assert bool((ei[0] == ei[1]).any()) == self_loops
     assert torch.equal(ei, knn_graph(pos, 3, batch, loop=self_loops))
     assert torch.equal(torch.bincount(ei[1], minlength=20), torch.full((20,), 3))
+
+
+
+@pytest.mark.parametrize("name", BACKBONES)
+def test_gradients_repeat_bit_for_bit_on_a_multithreaded_cpu(name, backward_ops):
+    """A seeded GeSS training repeats exactly (the gs-bench TL rows rely on it: loading the
+    shared ERM pre-training must give what training it again gives). The backward of a
+    gather ``h[index]`` (``IndexBackward0``: ``index_put_`` with accumulation) sums repeated
+    rows in a thread-dependent order on a multi-threaded CPU, visibly so on a loaded
+    machine; the backbones gather with ``index_select``, whose backward does not. The
+    autograd check catches the gather on any machine; the repeat check is the symptom."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(max(2, threads))
+    try:
+        gen = torch.Generator().manual_seed(0)
+        sizes = [100] * 8
+        pos = torch.randn(sum(sizes), 3, generator=gen)
+        batch = torch.repeat_interleave(torch.arange(len(sizes)), torch.tensor(sizes))
+        x = torch.randn(pos.size(0), 4, generator=gen)
+        y = torch.randint(0, 2, (len(sizes),), generator=gen)
+        torch.manual_seed(0)
+        model = build_model(name, 4, 2).eval()  # eval: no dropout draw between the passes
+        grads = []
+        for _ in range(4):
+            model.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(model(x, pos, batch)[1], y)
+            assert "IndexBackward0" not in backward_ops(loss)
+            loss.backward()
+            grads.append(torch.cat([p.grad.reshape(-1) for p in model.parameters() if p.grad is not None]))
+        assert all(torch.equal(g, grads[0]) for g in grads[1:])
+    finally:
+        torch.set_num_threads(threads)

@@ -91,6 +91,21 @@ def test_epfgnn_edge_marginals_sum_to_one_and_match_node_marginals(float64):
     assert (mf - em).abs().max() > 1e-3
 
 
+
+@pytest.mark.parametrize("variant", ["ours-v1", "released"])
+def test_structured_inference_gathers_with_index_select(backward_ops, variant):
+    """No ``x[index]`` gather in the differentiable inference (loopy BP, mean field, the
+    pseudo-likelihood pieces): its backward would not repeat bit for bit on a
+    multi-threaded CPU (see ``test_pointcloud``)."""
+    torch.manual_seed(3)
+    model = build_model("edgewise-epfgnn", 4, 3, variant=variant).train()
+    ei, x = _loopy_graph(), torch.randn(5, 4)
+    for method in ("lbp", "mean_field"):
+        out = model.edge_marginals(x, ei, method=method)
+        assert "IndexBackward0" not in backward_ops(out.sum()), method
+    out = model(x, ei)[1]
+    assert "IndexBackward0" not in backward_ops(out.sum())
+
 def test_epfgnn_without_coupling_is_the_backbone(float64):
     torch.manual_seed(1)
     model = build_model("edgewise-epfgnn", 4, 3, variant="ours-v1").eval()

@@ -296,12 +296,15 @@ class EGNNLayer(nn.Module):
     def forward(self, h: Tensor, pos: Tensor, edge_index: Tensor,
                 point_weight: Tensor | None = None) -> tuple[Tensor, Tensor]:
         j, i = edge_index[0], edge_index[1]  # message j -> i
-        rel = pos[i] - pos[j]
+        # index_select, not h[i]: the backward of advanced indexing accumulates with
+        # index_put_, whose order on a multi-threaded CPU varies from run to run (a seeded
+        # training would not repeat bit for bit); index_select's backward is index_add_
+        rel = pos.index_select(0, i) - pos.index_select(0, j)
         d2 = (rel * rel).sum(-1, keepdim=True)
-        m = self.phi_e(torch.cat([h[i], h[j], d2], dim=-1))
+        m = self.phi_e(torch.cat([h.index_select(0, i), h.index_select(0, j), d2], dim=-1))
         if point_weight is not None:  # GeSS E_GCL_mask: edge_feat = edge_attn * edge_feat
             w = point_weight.view(-1, 1)
-            m = m * (w[i] * w[j])
+            m = m * (w.index_select(0, i) * w.index_select(0, j))
         agg = scatter(m, i, dim=0, dim_size=h.size(0), reduce="sum")
         if self.phi_x is not None:
             pos = pos + scatter(rel * self.phi_x(m), i, dim=0, dim_size=h.size(0), reduce="mean")

@@ -42,6 +42,14 @@ logger = logging.getLogger(__name__)
 #: Log-potential given to excluded states (observed labels clamp the others); finite to avoid NaN.
 _CLAMP = -1e4
 
+def _rows(x: Tensor, index: Tensor) -> Tensor:
+    """``x[index]`` along dim 0 through ``index_select``, whose backward (``index_add_``)
+    sums repeated rows in a fixed order; the backward of ``x[index]`` (``index_put_`` with
+    accumulation) does not on a multi-threaded CPU, so a seeded training would not repeat
+    bit for bit."""
+    return x.index_select(0, index)
+
+
 def mean_field_edge_marginals(probs: Tensor, edge_index: Tensor) -> Tensor:
     r"""Naive mean-field edge marginals ``p(y_s = a, y_t = b) = p_s(a) p_t(b)``.
 
@@ -65,7 +73,7 @@ def mean_field_edge_marginals(probs: Tensor, edge_index: Tensor) -> Tensor:
             f"probs must be a tensor of shape (num_nodes, num_classes), got {getattr(probs, 'shape', type(probs))}"
         )
     check_edge_index(edge_index, probs.size(0))
-    return probs[edge_index[0]].unsqueeze(2) * probs[edge_index[1]].unsqueeze(1)
+    return _rows(probs, edge_index[0]).unsqueeze(2) * _rows(probs, edge_index[1]).unsqueeze(1)
 
 
 def undirected_pairs(edge_index: Tensor, num_nodes: int) -> tuple[Tensor, Tensor, Tensor]:
@@ -250,7 +258,7 @@ def loopy_belief_propagation(
     for step in range(1, iterations + 1):
         done = step
         incoming = scatter(msg, dst, dim=0, dim_size=n, reduce="sum")
-        cavity = log_unary[src] + incoming[src] - msg[rev]  # (2M, C) over a = y_src
+        cavity = _rows(log_unary, src) + _rows(incoming, src) - _rows(msg, rev)  # (2M, C) over a = y_src
         joint = cavity.unsqueeze(2) + w_msg
         new = torch.logsumexp(joint, dim=1) if product == "sum" else joint.amax(dim=1)  # (2M, C) over b
         new = new - torch.logsumexp(new, dim=1, keepdim=True)
@@ -264,8 +272,8 @@ def loopy_belief_propagation(
     node_log = log_unary + incoming
     node_marg = torch.softmax(node_log, dim=1)
     i, j = pairs[0], pairs[1]
-    ci = node_log[i] - msg[m:]  # exclude message j -> i (directed index m + k runs j -> i)
-    cj = node_log[j] - msg[:m]  # exclude message i -> j
+    ci = _rows(node_log, i) - msg[m:]  # exclude message j -> i (directed index m + k runs j -> i)
+    cj = _rows(node_log, j) - msg[:m]  # exclude message i -> j
     pair_log = ci.unsqueeze(2) + cj.unsqueeze(1) + w_dir
     pair_marg = torch.softmax(pair_log.reshape(m, -1), dim=1).reshape(m, c, c)
     return LBPResult(node_marg, pair_marg, pairs, done, residual)
@@ -405,7 +413,7 @@ class EPFGNN(nn.Module):
         src = torch.cat([pairs[0], pairs[1]])
         dst = torch.cat([pairs[1], pairs[0]])
         r = self.edge_weights(edge_index, n)
-        msg = q[src] @ self.compatibility.T
+        msg = _rows(q, src) @ self.compatibility.T
         if r is not None:
             msg = torch.cat([r, r]).view(-1, 1) * msg
         return torch.softmax(log_unary + scatter(msg, dst, dim=0, dim_size=n, reduce="sum"), dim=1)
@@ -439,7 +447,7 @@ class EPFGNN(nn.Module):
         log_q = torch.log_softmax(u, dim=1)
         for _ in range(its):
             q = log_q.exp()
-            msg = q[src] @ w.T
+            msg = _rows(q, src) @ w.T
             field = scatter(msg if r2 is None else r2 * msg, dst, dim=0, dim_size=n, reduce="sum")
             log_q = torch.log_softmax(u + field, dim=1)
         return log_q
@@ -585,10 +593,10 @@ class EPFGNN(nn.Module):
         pairs, _, _ = undirected_pairs(edge_index, n)
         i, j = pairs[0], pairs[1]
         logits = (
-            log_unary[i].unsqueeze(2) + log_unary[j].unsqueeze(1) + self.compatibility.unsqueeze(0)
+            _rows(log_unary, i).unsqueeze(2) + _rows(log_unary, j).unsqueeze(1) + self.compatibility.unsqueeze(0)
         )
         logp = logits - torch.logsumexp(logits.flatten(1), dim=1).view(-1, 1, 1)
-        t = targets[i].unsqueeze(2) * targets[j].unsqueeze(1)
+        t = _rows(targets, i).unsqueeze(2) * _rows(targets, j).unsqueeze(1)
         return -(t * logp).sum((1, 2)).mean()
 
 
