@@ -1,0 +1,41 @@
+"""The package namespace loads its submodules on first use: the light parts (devices, the
+training configuration) do not pay for PyTorch Geometric, whose import (~5 s, mostly
+``torch._dynamo``) every gs-bench worker process and CLI check paid before."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys\nprint(' '.join(sorted(sys.modules)))"],
+        capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    return set(out.split())
+
+
+@pytest.mark.parametrize("code", [
+    "from gs_algos.device import resolve_device",
+    "import gs_algos; gs_algos.TrainConfig; gs_algos.resolve_device",
+])
+def test_devices_and_the_config_load_without_torch_geometric(code):
+    mods = _modules_after(code)
+    assert "gs_algos.device" in mods
+    assert "torch_geometric" not in mods and "gs_algos.engine" not in mods
+
+
+def test_every_public_name_resolves_and_is_listed():
+    import gs_algos
+
+    for name in gs_algos.__all__:
+        assert getattr(gs_algos, name) is not None, name
+    assert set(gs_algos.__all__) <= set(dir(gs_algos))
+    from gs_algos.engine import fit_graph
+
+    assert gs_algos.fit_graph is fit_graph
+    with pytest.raises(AttributeError, match="module 'gs_algos' has no attribute 'fit_everything'"):
+        gs_algos.fit_everything  # noqa: B018
