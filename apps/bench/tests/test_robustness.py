@@ -257,6 +257,16 @@ def test_bad_setting_type_names_the_key_path(tmp_path, snippet, message):
         load_suite(str(path), "ci")
 
 
+
+def test_profiles_that_are_not_tables_are_a_config_error(tmp_path):
+    """Found by test_fuzz_suites: ``profiles = 1`` was read as a table before its type was
+    checked (an internal AttributeError instead of the one-line error)."""
+    path = tmp_path / "s.toml"
+    for value in ("1", '"ci"', "[1, 2]"):
+        path.write_text(f'suite = "structural-shifts"\nprofiles = {value}\n')
+        with pytest.raises(SuiteConfigError, match=r"profiles must be tables \[profiles\.<name>\], got"):
+            load_suite(str(path), "demo")
+
 def test_nested_settings_tables_are_checked_with_their_full_path(toy, tmp_path):
     path = toy()
     path.write_text(path.read_text() + '[profiles.ci.settings.train]\nlr = "fast"\n')

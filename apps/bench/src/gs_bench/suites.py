@@ -508,9 +508,12 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
     except SuiteConfigError as exc:
         raise SuiteConfigError(f"{source}: {exc}") from None
     seeds = _seeds(raw.get("seeds", 1), f"{source}: seeds")
+    profiles = raw.get("profiles", {})
+    if not isinstance(profiles, dict):  # before the grid axes read the profiles' grids
+        raise SuiteConfigError(f"{source}: profiles must be tables [profiles.<name>], got {_value_repr(profiles)}")
     grid = _check_grid(raw.get("grid", {}), grid_schema, f"{source}: grid", profile=False)
     axis_values: dict[str, set] = {a: set(map(str, v)) for a, v in grid.items()}
-    for prof in (raw.get("profiles") or {}).values():
+    for prof in profiles.values():
         if isinstance(prof, dict) and isinstance(prof.get("grid"), dict):
             for a, v in prof["grid"].items():
                 if a in axis_values and isinstance(v, list):
@@ -519,9 +522,6 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
     settings = raw.get("settings", {})
     check_table(settings, settings_schema, f"{source}: settings", partial=True)
     settings = dict(settings)
-    profiles = raw.get("profiles", {})
-    if not isinstance(profiles, dict):
-        raise SuiteConfigError(f"{source}: profiles must be tables [profiles.<name>], got {_value_repr(profiles)}")
     for name, prof in profiles.items():
         ppath = f"{source}: profiles.{name}"
         if name not in PROFILES:
