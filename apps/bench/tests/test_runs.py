@@ -51,6 +51,16 @@ def _cli(*args, timeout=900):
     )
 
 
+def _main(capsys, *args) -> tuple[int, str]:
+    """``gs-bench`` in this process (for runs that stop before any job: no interpreter start
+    and import of the stack per test); returns the exit code and stderr."""
+    from gs_bench.cli import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    return code, capsys.readouterr().err
+
+
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory, tiny_suite):
     d = tmp_path_factory.mktemp("full")
@@ -133,24 +143,21 @@ def test_ray_executor_gives_identical_results(uninterrupted, tmp_path):
         (["run", "nonexistent-suite"], "unknown suite"),
     ],
 )
-def test_bad_runs_stop_before_any_job(tmp_path, args, message):
+def test_bad_runs_stop_before_any_job(tmp_path, args, message, capsys):
     out = tmp_path / "out"
-    res = _cli(*args, "--out", str(out), "--no-progress")
-    assert res.returncode == 2
-    assert message in res.stderr
+    code, err = _main(capsys, *args, "--out", str(out), "--no-progress")
+    assert code == 2
+    assert message in err
     assert not (out / "results").exists()
 
 
-def test_missing_dataset_file_stops_before_any_job(tmp_path):
+def test_missing_dataset_file_stops_before_any_job(tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
-    env = dict(os.environ, GS_DATA_ROOT=str(tmp_path / "empty-root"))
-    res = subprocess.run(
-        [sys.executable, "-m", "gs_bench.cli", "run", "structural-shifts", "--profile", "demo",
-         "--datasets", "cora-ml", "--out", str(out), "--no-progress"],
-        capture_output=True, text=True, timeout=300, env=env,
-    )
-    assert res.returncode == 2, res.stderr
-    assert "missing" in res.stderr and "cora-ml" in res.stderr
+    monkeypatch.setenv("GS_DATA_ROOT", str(tmp_path / "empty-root"))
+    code, err = _main(capsys, "run", "structural-shifts", "--profile", "demo", "--datasets", "cora-ml",
+                      "--out", str(out), "--no-progress")
+    assert code == 2, err
+    assert "missing" in err and "cora-ml" in err
     assert not (out / "results").exists()
 
 
@@ -192,7 +199,8 @@ def test_structured_models_report_their_own_edge_marginals(model, variant):
     assert np.abs(edge - product).max() > 1e-3  # not the mean-field product
 
 
-def test_edgewise_split_file_of_another_graph_stops_before_training(tmp_path, shared_datasets):
+def test_edgewise_split_file_of_another_graph_stops_before_training(tmp_path, shared_datasets, monkeypatch,
+                                                                  capsys):
     """Bad input: Cora's split file replaced by CiteSeer's (node ids beyond Cora's 2,708
     nodes): the run stops before any job with an error naming the file."""
     import shutil
@@ -206,14 +214,11 @@ def test_edgewise_split_file_of_another_graph_stops_before_training(tmp_path, sh
     bad = root / "edgewise-splits" / "Cora" / "cora_split_3.npz"
     shutil.copy(shared_datasets / "edgewise-splits" / "Citeseer" / "citeseer_split_3.npz", bad)
     out = tmp_path / "out"
-    env = dict(os.environ, GS_SHARED_DATA=str(root))
-    res = subprocess.run(
-        [sys.executable, "-m", "gs_bench.cli", "run", "edgewise", "--profile", "ci",
-         "--datasets", "planetoid-cora", "--methods", "gcn", "--out", str(out), "--no-progress"],
-        capture_output=True, text=True, timeout=300, env=env,
-    )
-    assert res.returncode == 2, res.stderr
-    assert str(bad) in res.stderr and "another graph" in res.stderr, res.stderr
+    monkeypatch.setenv("GS_SHARED_DATA", str(root))
+    code, err = _main(capsys, "run", "edgewise", "--profile", "ci", "--datasets", "planetoid-cora",
+                      "--methods", "gcn", "--out", str(out), "--no-progress")
+    assert code == 2, err
+    assert str(bad) in err and "another graph" in err, err
     assert not (out / "results").exists()
 
 
