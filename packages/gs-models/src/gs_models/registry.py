@@ -41,10 +41,6 @@ from gs_models.configs import (
     PointCloudConfig,
     TrainingDefaults,
 )
-from gs_models.node import NodeGNN
-from gs_models.pointcloud import DGCNN, EGNN, PointTransformer
-from gs_models.posterior import DirichletHead, GraphPosteriorNetwork, NaturalPosteriorNetwork
-from gs_models.structured import EPFGNN, GMNN
 
 __all__ = [
     "available_models",
@@ -64,23 +60,38 @@ _NESTED: dict[type, str] = {
     NatPNConfig: "encoder",
 }
 
+def _lazy(module: str, name: str) -> Callable[..., nn.Module]:
+    """The constructor ``gs_models.<module>.<name>``, imported at the first model built: the
+    registry (presets, names, configs) does not import PyTorch Geometric (~5 s), so
+    ``gs-bench report`` and the CLI's checks do not either."""
+    def build(*args: Any, **kwargs: Any) -> nn.Module:
+        import importlib
+
+        return getattr(importlib.import_module(f"gs_models.{module}"), name)(*args, **kwargs)
+
+    build.__name__ = build.__qualname__ = name
+    return build
+
+
+_NODE_GNN = _lazy("node", "NodeGNN")
+
 # model name -> (config class, constructor, default config factory)
 _MODELS: dict[str, tuple[type, Callable[..., nn.Module], Callable[[], Any]]] = {
-    "mlp": (NodeGNNConfig, NodeGNN, lambda: NodeGNNConfig(model="mlp")),
-    "gcn": (NodeGNNConfig, NodeGNN, lambda: NodeGNNConfig(model="gcn")),
-    "sage": (NodeGNNConfig, NodeGNN, lambda: NodeGNNConfig(model="sage")),
-    "gat": (NodeGNNConfig, NodeGNN, lambda: NodeGNNConfig(model="gat")),
-    "gin": (NodeGNNConfig, NodeGNN, lambda: NodeGNNConfig(model="gin")),
-    "gmnn": (GMNNConfig, GMNN, GMNNConfig),
-    "epfgnn": (EPFGNNConfig, EPFGNN, EPFGNNConfig),
-    "dirichlet": (DirichletConfig, DirichletHead, DirichletConfig),
-    "gpn": (GPNConfig, GraphPosteriorNetwork, GPNConfig),
-    "natpn": (NatPNConfig, NaturalPosteriorNetwork, NatPNConfig),
-    "egnn": (PointCloudConfig, EGNN, lambda: PointCloudConfig(model="egnn")),
-    "dgcnn": (PointCloudConfig, DGCNN, lambda: PointCloudConfig(model="dgcnn")),
+    "mlp": (NodeGNNConfig, _NODE_GNN, lambda: NodeGNNConfig(model="mlp")),
+    "gcn": (NodeGNNConfig, _NODE_GNN, lambda: NodeGNNConfig(model="gcn")),
+    "sage": (NodeGNNConfig, _NODE_GNN, lambda: NodeGNNConfig(model="sage")),
+    "gat": (NodeGNNConfig, _NODE_GNN, lambda: NodeGNNConfig(model="gat")),
+    "gin": (NodeGNNConfig, _NODE_GNN, lambda: NodeGNNConfig(model="gin")),
+    "gmnn": (GMNNConfig, _lazy("structured", "GMNN"), GMNNConfig),
+    "epfgnn": (EPFGNNConfig, _lazy("structured", "EPFGNN"), EPFGNNConfig),
+    "dirichlet": (DirichletConfig, _lazy("posterior", "DirichletHead"), DirichletConfig),
+    "gpn": (GPNConfig, _lazy("posterior", "GraphPosteriorNetwork"), GPNConfig),
+    "natpn": (NatPNConfig, _lazy("posterior", "NaturalPosteriorNetwork"), NatPNConfig),
+    "egnn": (PointCloudConfig, _lazy("pointcloud", "EGNN"), lambda: PointCloudConfig(model="egnn")),
+    "dgcnn": (PointCloudConfig, _lazy("pointcloud", "DGCNN"), lambda: PointCloudConfig(model="dgcnn")),
     "pointtransformer": (
         PointCloudConfig,
-        PointTransformer,
+        _lazy("pointcloud", "PointTransformer"),
         lambda: PointCloudConfig(model="pointtransformer", hidden_channels=32),
     ),
 }
