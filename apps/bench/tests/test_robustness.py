@@ -257,7 +257,6 @@ def test_bad_setting_type_names_the_key_path(tmp_path, snippet, message):
         load_suite(str(path), "ci")
 
 
-
 def test_profiles_that_are_not_tables_are_a_config_error(tmp_path):
     """Found by test_fuzz_suites: ``profiles = 1`` was read as a table before its type was
     checked (an internal AttributeError instead of the one-line error)."""
@@ -266,6 +265,7 @@ def test_profiles_that_are_not_tables_are_a_config_error(tmp_path):
         path.write_text(f'suite = "structural-shifts"\nprofiles = {value}\n')
         with pytest.raises(SuiteConfigError, match=r"profiles must be tables \[profiles\.<name>\], got"):
             load_suite(str(path), "demo")
+
 
 def test_nested_settings_tables_are_checked_with_their_full_path(toy, tmp_path):
     path = toy()

@@ -18,16 +18,18 @@ def _modules_after(code: str) -> set[str]:
     return set(out.split())
 
 
-@pytest.mark.parametrize("code", [
-    "from gs_algos.device import resolve_device",
-    "import gs_algos; gs_algos.TrainConfig; gs_algos.resolve_device",
-    # the named methods: gs-bench's CLI checks read their names before any job
-    "from gs_algos.node_methods import available_node_methods, node_method; node_method('gpn')",
+@pytest.mark.parametrize(("code", "engine"), [
+    ("from gs_algos.device import resolve_device", False),
+    ("import gs_algos; gs_algos.TrainConfig; gs_algos.resolve_device", False),
+    # the engine and the named methods: gs-bench's checks before any job and its report
+    ("import gs_algos.engine", True),
+    ("from gs_algos.node_methods import available_node_methods, node_method; node_method('gpn')", True),
 ])
-def test_devices_and_the_config_load_without_torch_geometric(code):
+def test_devices_the_config_and_the_engine_load_without_torch_geometric(code, engine):
     mods = _modules_after(code)
     assert "gs_algos.device" in mods
-    assert "torch_geometric" not in mods and "gs_algos.engine" not in mods
+    assert "torch_geometric" not in mods and "gs_models.sampling" not in mods
+    assert ("gs_algos.engine" in mods) == engine
 
 
 def test_every_public_name_resolves_and_is_listed():

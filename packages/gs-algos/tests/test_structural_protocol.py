@@ -176,17 +176,17 @@ def test_four_norm_updates_per_step_is_the_authors_training_step(synthetic_graph
 def test_norm_updates_per_method_follow_who_trained_it(synthetic_graph, monkeypatch):
     """ERM (and DE's members) use the authors' 4 passes, GPN / NatPN 5 in their training
     stage and 1 in the flow stages, the GOOD-trained robustness methods 1."""
-    import gs_algos.engine as engine
+    import gs_algos.node_methods as nm
     from gs_models import build_model
 
     seen: list[int] = []
-    real = engine.fit_node  # node_methods imports it from the engine when it trains
+    real = nm.fit_node
 
     def spy(model, data, method, cfg, **kw):
         seen.append(cfg.norm_updates_per_step)
         return real(model, data, method, cfg.replace(max_epochs=2), **kw)
 
-    monkeypatch.setattr(engine, "fit_node", spy)
+    monkeypatch.setattr(nm, "fit_node", spy)
     data = synthetic_graph
     cfg = TrainConfig.structural_shifts()
     nc = int(data.y.max()) + 1

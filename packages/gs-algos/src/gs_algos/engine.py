@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor, nn
@@ -39,7 +39,9 @@ from gs_algos.config import TrainConfig
 from gs_algos.device import data_to, fork_rng_of, module_device, resolve_device
 from gs_algos.methods.base import Method
 from gs_metrics import auroc, available_metrics, get_metric
-from gs_models.sampling import sample_neighbors
+
+if TYPE_CHECKING:
+    from gs_models.sampling import sample_neighbors
 
 __all__ = [
     "FitResult",
@@ -167,6 +169,14 @@ def evaluate_outputs(out: Tensor, y: Tensor, task: str) -> dict[str, float]:
 # --------------------------------------------------------------------------- sampling
 # ``sample_neighbors`` is gs-models' (:func:`gs_models.sampling.sample_neighbors`), the one
 # neighbour sampler of gs (issue 20); it stays importable from here and from ``gs_algos``.
+# It is imported on first use: gs_models.sampling imports PyTorch Geometric (~5 s), which
+# importing the engine (the named methods, gs-bench's checks and report) should not pay.
+def __getattr__(name: str) -> Any:
+    if name == "sample_neighbors":
+        from gs_models.sampling import sample_neighbors
+
+        return sample_neighbors
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------- the loop
@@ -608,6 +618,8 @@ def _generator_on(gen: torch.Generator, device: torch.device) -> torch.Generator
 
 def _node_minibatches(data, train_idx, y, domain, cfg: TrainConfig, gen) -> list[Batch]:
     from torch_geometric.data import Data
+
+    from gs_models.sampling import sample_neighbors
 
     if cfg.num_neighbors is None:
         raise ValueError("node-level mini-batches need config.num_neighbors (one entry per hop)")

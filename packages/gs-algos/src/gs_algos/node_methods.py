@@ -66,6 +66,7 @@ from torch import Tensor, nn
 
 from gs_algos.config import TrainConfig
 from gs_algos.device import resolve_device
+from gs_algos.engine import fit_node, predict_node, seeded
 from gs_algos.methods.base import Method
 from gs_algos.methods.robust import VARIANTS, check_variant
 from gs_algos.uncertainty import (
@@ -216,7 +217,6 @@ class NodeMethod:
                 extra: str = "") -> tuple[nn.Module, int]:
         """Build the member of ``seed`` and train it with ``train(model) -> epoch``, or
         load it from ``cache``."""
-        from gs_algos.engine import seeded
         model = seeded(build, seed)
         if cache is None:
             return model, train(model)
@@ -233,7 +233,6 @@ class NodeMethod:
     def _train(self, build, data, config, seed, masks, domain, num_classes, method: Method,
                cache: MemberCache | None = None):
         def train(model: nn.Module) -> int:
-            from gs_algos.engine import fit_node
             res = fit_node(model, data, method, config.replace(seed=seed), masks=masks,
                            domain=domain, num_classes=num_classes)
             return res.best.epoch
@@ -258,7 +257,6 @@ class SingleModel(NodeMethod):
 
     def fit(self, build, data, config, *, run=0, masks=None, domain=None, num_classes=None,
             cache=None):
-        from gs_algos.engine import predict_node
         (seed,) = self.seeds(run)
         if self.norm_updates is not None:
             config = config.replace(norm_updates_per_step=self.norm_updates)
@@ -293,7 +291,6 @@ class DeepEnsemble(NodeMethod):
 
     def fit(self, build, data, config, *, run=0, masks=None, domain=None, num_classes=None,
             cache=None):
-        from gs_algos.engine import fit_node, seeded
         from gs_algos.ensemble import fit_stacked_node, stackable
         from gs_algos.methods.robust import ERM
 
@@ -321,7 +318,6 @@ class DeepEnsemble(NodeMethod):
 
     @staticmethod
     def _combine(models, data, epochs) -> NodePrediction:
-        from gs_algos.engine import predict_node
         member_probs = torch.stack([torch.softmax(predict_node(m, data)[1], -1) for m in models])
         unc = ensemble_uncertainties(member_probs)
         return NodePrediction(member_probs.mean(0), unc["knowledge"], unc, epochs, models)
@@ -422,7 +418,6 @@ class DirichletEnsemble(DirichletModel):
 
 def _fit_stage(model, data, method, cfg, masks, domain, num_classes, only=None) -> int:
     """One training stage; with ``only`` set, every other parameter is frozen."""
-    from gs_algos.engine import fit_node
     frozen = []
     if only is not None:
         keep = {id(p) for p in only.parameters()}

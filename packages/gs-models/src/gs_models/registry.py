@@ -25,6 +25,7 @@ your own model with :func:`register_model`; :func:`build_model` and
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -60,13 +61,12 @@ _NESTED: dict[type, str] = {
     NatPNConfig: "encoder",
 }
 
+
 def _lazy(module: str, name: str) -> Callable[..., nn.Module]:
     """The constructor ``gs_models.<module>.<name>``, imported at the first model built: the
     registry (presets, names, configs) does not import PyTorch Geometric (~5 s), so
     ``gs-bench report`` and the CLI's checks do not either."""
     def build(*args: Any, **kwargs: Any) -> nn.Module:
-        import importlib
-
         return getattr(importlib.import_module(f"gs_models.{module}"), name)(*args, **kwargs)
 
     build.__name__ = build.__qualname__ = name
