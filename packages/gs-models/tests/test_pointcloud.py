@@ -1,4 +1,4 @@
-"""Point-cloud backbones: E(3) invariance of EGNN, permutation invariance, training."""
+"""Point-cloud backbones: invariances, the GeSS code's layers, cached kNN graphs, training."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 
 from gs_models import EGNNLayer, build_model, knn_graph
+from gs_models.pointcloud import edge_geometry
 
 BACKBONES = ["egnn", "dgcnn", "pointtransformer"]
 
@@ -37,13 +38,19 @@ def _clouds(gen, sizes, categorical):
     reflect=st.booleans(),
     categorical=st.booleans(),
     sizes=st.lists(st.integers(1, 12), min_size=1, max_size=3),
+    edge_features=st.sampled_from(["distance", "none"]),
 )
-def test_egnn_invariant_to_rotations_translations_reflections(seed, reflect, categorical, sizes):
+def test_egnn_invariant_to_rotations_translations_reflections(seed, reflect, categorical, sizes,
+                                                              edge_features):
+    """Without the edge direction (``edge_features`` "distance" or "none") EGNN is
+    E(3)-invariant; GeSS's default direction feature keeps translation invariance only
+    (:func:`test_gess_edge_direction_is_translation_but_not_rotation_invariant`)."""
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     model = (
         build_model(
-            "gess-egnn", 4 if categorical else 1, 2, categorical=categorical, hidden_channels=16
+            "gess-egnn", 4 if categorical else 1, 2, categorical=categorical, hidden_channels=16,
+            edge_features=edge_features,
         )
         .double()
         .eval()
@@ -57,17 +64,31 @@ def test_egnn_invariant_to_rotations_translations_reflections(seed, reflect, cat
     torch.testing.assert_close(g2, g, atol=1e-5, rtol=1e-5)
 
 
+def test_gess_edge_direction_is_translation_but_not_rotation_invariant():
+    gen = torch.Generator().manual_seed(1)
+    torch.manual_seed(1)
+    model = build_model("gess-egnn", 1, 2, hidden_channels=16).double().eval()
+    assert model.config.edge_features == "distance_direction"
+    x, pos, batch = _clouds(gen, [12, 9], categorical=False)
+    q = _random_orthogonal(gen, reflect=False)
+    _, out = model(x, pos, batch)
+    _, moved = model(x, pos + torch.tensor([[3.0, -2.0, 7.0]], dtype=torch.float64), batch)
+    torch.testing.assert_close(moved, out, atol=1e-8, rtol=1e-8)
+    _, turned = model(x, pos @ q.T, batch)
+    assert not torch.allclose(turned, out, atol=1e-6)
+
+
 def test_egnn_layer_coordinates_are_equivariant(float64):
     gen = torch.Generator().manual_seed(0)
     torch.manual_seed(0)
-    layer = EGNNLayer(8)
+    layer = EGNNLayer(8, update_pos=True)
     h = torch.randn(10, 8, generator=gen)
     pos = torch.randn(10, 3, generator=gen)
     ei = knn_graph(pos, 3)
     q = _random_orthogonal(gen, reflect=True)
     t = torch.randn(1, 3, generator=gen)
-    h1, p1 = layer(h, pos, ei)
-    h2, p2 = layer(h, pos @ q.T + t, ei)
+    h1, p1 = layer.forward_with_pos(h, pos, ei)
+    h2, p2 = layer.forward_with_pos(h, pos @ q.T + t, ei)
     torch.testing.assert_close(h2, h1)
     torch.testing.assert_close(p2, p1 @ q.T + t)
 
@@ -144,13 +165,12 @@ def test_unit_point_weights_and_given_features_change_nothing(name):
     assert m.point_embeddings(x, pos, batch).shape == (12, m.config.hidden_channels)
 
 
-@pytest.mark.parametrize("name", ["egnn"])
+@pytest.mark.parametrize("name", ["egnn", "dgcnn"])
 def test_zero_point_weight_cuts_every_message_of_that_point(name):
     """``w_p = 0``: no message leaves or reaches point ``p``, so the other points'
-    representations do not depend on ``p``'s features. EGNN only: in Point Transformer the
+    representations do not depend on ``p``'s features. Not Point Transformer: there the
     weight multiplies the message after the neighbourhood softmax (as GeSS's code), so ``p``
-    still enters the others' attention normalisation, and DGCNN's later kNN graphs are built
-    in feature space."""
+    still enters the others' attention normalisation."""
     gen = torch.Generator().manual_seed(4)
     x, pos, batch = _clouds(gen, [9], categorical=True)
     torch.manual_seed(1)
@@ -254,3 +274,113 @@ def test_gradients_repeat_bit_for_bit_on_a_multithreaded_cpu(name, backward_ops)
         assert all(torch.equal(g, grads[0]) for g in grads[1:])
     finally:
         torch.set_num_threads(threads)
+
+
+# ------------------------------------------------- the GeSS code's layers, written out naively
+def _naive_linear(lin_weight, lin_bias, parts):
+    return torch.cat(parts, dim=-1) @ lin_weight.T + lin_bias
+
+
+def _clouds_with_graph(seed=0, sizes=(9, 7), k=3):
+    gen = torch.Generator().manual_seed(seed)
+    x, pos, batch = _clouds(gen, list(sizes), categorical=False)
+    return x, pos, batch, knn_graph(pos, k, batch, loop=True)
+
+
+def test_egnn_layer_is_gess_e_gcl_mask_written_with_concatenations():
+    """GeSS ``E_GCL_mask``: ``edge_mlp(cat[h[row], h[col], radial, edge_attr])`` summed at
+    ``row = edge_index[0]``, ``act(norm(node_mlp(cat[h, agg])))``; ``edge_attr`` is the
+    encoded ``[dist, direction]``. Our layer computes the first linear layer per point and
+    folds the edge encoder into it: the same numbers."""
+    torch.manual_seed(0)
+    model = build_model("gess-egnn", 1, 2, hidden_channels=8, k=3).double().eval()
+    x, pos, batch, ei = _clouds_with_graph()
+    layer, enc = model.layers[0], model.edge_encoder
+    h = torch.randn(pos.size(0), 8, dtype=torch.float64)
+    row, col = ei
+    geom = edge_geometry(pos, ei)
+    rel = pos[row] - pos[col]
+    torch.testing.assert_close(geom[:, :1], rel.norm(dim=-1, keepdim=True))
+    edge_attr = enc(geom)
+    radial = (rel**2).sum(-1, keepdim=True)
+    lin = layer.edge_in
+    m = _naive_linear(lin.weight, lin.bias, [h[row], h[col], radial, edge_attr])
+    m = layer.phi_e_rest(m)
+    agg = torch.zeros_like(h).index_add_(0, row, m)
+    want = layer.act(layer.norm(layer.phi_h(torch.cat([h, agg], -1))))
+    torch.testing.assert_close(layer(h, pos, ei, geom, enc), want)
+
+
+def test_dgcnn_layer_is_gess_edgeconv_written_with_concatenations():
+    """GeSS ``EdgeConv``: ``nn(cat[x_i, x_j - x_i, edge_attr])`` averaged at the target ``i``,
+    then ``act(norm(post_nn(.)))``; the graph is the static coordinate kNN graph."""
+    torch.manual_seed(0)
+    model = build_model("gess-dgcnn", 1, 2, hidden_channels=8, k=3).double().eval()
+    x, pos, batch, ei = _clouds_with_graph(1)
+    conv, enc = model.layers[0], model.edge_encoder
+    h = torch.randn(pos.size(0), 8, dtype=torch.float64)
+    j, i = ei
+    geom = edge_geometry(pos, ei)
+    pre = _naive_linear(conv.first.weight, conv.first.bias, [h[i], h[j] - h[i], enc(geom)])
+    msg = conv.rest(pre)
+    counts = torch.bincount(i, minlength=h.size(0)).clamp(min=1).unsqueeze(-1)
+    out = torch.zeros(h.size(0), 8, dtype=torch.float64).index_add_(0, i, msg) / counts
+    want = conv.act(conv.norm(conv.post(out)))
+    torch.testing.assert_close(conv(h, pos, ei, geom, enc, None), want)
+    # static: the graph of every layer is the coordinate graph (no feature-space kNN)
+    h2 = model.point_embeddings(x, pos, batch)
+    torch.testing.assert_close(h2, model.point_embeddings(x, pos, batch, edge_index=ei))
+
+
+def test_point_transformer_block_is_gess_transformerblock_written_out():
+    """GeSS ``TransformerBlock``: ``lin_in`` + ReLU, ``alpha = softmax_j(lin_dst(x)_i -
+    lin_src(x)_j + pos_nn(p_i - p_j))`` per channel, message ``alpha * (lin(x)_j + delta +
+    edge_attr)`` summed at ``i``, ``lin_out`` + ReLU."""
+    torch.manual_seed(0)
+    model = build_model("gess-pointtransformer", 1, 2, hidden_channels=8, k=3).double().eval()
+    x, pos, batch, ei = _clouds_with_graph(2)
+    blk, enc = model.layers[0], model.edge_encoder
+    h = torch.randn(pos.size(0), 8, dtype=torch.float64)
+    j, i = ei
+    xi = torch.relu(blk.lin_in(h))
+    delta = blk.pos_nn(pos[i] - pos[j])
+    logits = blk.lin_dst(xi)[i] - blk.lin_src(xi)[j] + delta
+    out = torch.zeros_like(h)
+    for node in range(h.size(0)):
+        sel = i == node
+        a = torch.softmax(logits[sel], dim=0)
+        out[node] = (a * (blk.lin(xi)[j[sel]] + delta[sel] + enc(edge_geometry(pos, ei))[sel])).sum(0)
+    want = torch.relu(blk.lin_out(out))
+    torch.testing.assert_close(blk(h, pos, ei, edge_geometry(pos, ei), enc, None), want)
+
+
+@pytest.mark.parametrize("name", BACKBONES)
+def test_a_cached_knn_graph_gives_what_the_model_builds(name):
+    torch.manual_seed(0)
+    model = build_model(name, 1, 2, hidden_channels=8).double().eval()
+    gen = torch.Generator().manual_seed(7)
+    x, pos, batch = _clouds(gen, [11, 6, 8], categorical=False)
+    ei = knn_graph(pos, model.config.k, batch, loop=True)
+    g, out = model(x, pos, batch)
+    g2, out2 = model(x, pos, batch, edge_index=ei)
+    assert torch.equal(out, out2) and torch.equal(g, g2)
+    with pytest.raises(ValueError, match="edge_index must be an integer tensor of shape \\(2, num_edges\\)"):
+        model(x, pos, batch, edge_index=ei.float())
+    with pytest.raises(ValueError, match="edge_index refers to points outside"):
+        model(x, pos, batch, edge_index=ei + 100)
+
+
+def test_egnn_sums_messages_at_the_source_of_each_knn_edge_as_the_gess_code():
+    """A point that no other point counts among its nearest receives only its self loop:
+    its representation after one layer does not depend on its neighbours' features."""
+    torch.manual_seed(0)
+    model = build_model("gess-egnn", 4, 1, categorical=True, hidden_channels=8, k=2,
+                        num_layers=1).double().eval()
+    pos = torch.tensor([[0.0, 0, 0], [0.1, 0, 0], [0.2, 0, 0], [5.0, 0, 0]], dtype=torch.float64)
+    x = torch.tensor([0, 1, 2, 3])
+    ei = knn_graph(pos, 2, loop=True)
+    assert not bool(((ei[0] == 3) & (ei[1] != 3)).any())  # nobody's neighbour but its own
+    h = model.point_embeddings(x, pos)
+    h2 = model.point_embeddings(torch.tensor([1, 2, 0, 3]), pos)
+    torch.testing.assert_close(h[3], h2[3])
+    assert not torch.allclose(h[:3], h2[:3])

@@ -18,6 +18,7 @@ __all__ = [
     "NODE_MODELS",
     "NORMS",
     "POINT_CLOUD_MODELS",
+    "EDGE_FEATURES",
     "CERTAINTY_BUDGETS",
     "EVIDENCE_ACTIVATIONS",
     "GPN_CLASS_FACTORS",
@@ -36,6 +37,8 @@ __all__ = [
 
 NODE_MODELS = ("mlp", "gcn", "sage", "gat", "gin")
 POINT_CLOUD_MODELS = ("egnn", "dgcnn", "pointtransformer")
+#: ``PointCloudConfig.edge_features``: what each coordinate-kNN edge carries into the messages.
+EDGE_FEATURES = ("distance_direction", "distance", "none")
 NORMS = (None, "batch", "layer")
 LAYER_ORDERS = ("conv-norm-act", "conv-act-norm")
 ACTIVATIONS = ("relu", "gelu", "elu", "leaky_relu", "silu", "tanh", "identity")
@@ -448,6 +451,16 @@ class PointCloudConfig:
         Whether a point is one of its own ``k`` neighbours in the coordinate kNN graph. On by
         default: the GeSS code builds ``knn_graph(pos, k, batch, loop=True)`` for every
         backbone (``BaseModel.calc_geo_feat``).
+    edge_features : {"distance_direction", "distance", "none"}
+        What every edge ``j -> i`` of the coordinate kNN graph carries into the messages of
+        every layer, through a linear edge encoder to ``hidden_channels``.
+        ``"distance_direction"`` (default): ``[|p_j - p_i|, (p_j - p_i) / (|p_j - p_i| +
+        1e-6)]``, the ``edge_attr`` of the GeSS code (``BaseModel.calc_edge_attr``, encoded by
+        ``FeatEncoder`` and fed to every EGNN / DGCNN / Point Transformer layer); the paper
+        does not mention it. The direction is a vector in the frame of the coordinates, so
+        with it a backbone is invariant to translations but not to rotations.
+        ``"distance"``: the distance alone (EGNN then stays E(3)-invariant). ``"none"``: no
+        edge features (EGNN as Satorras et al.; the pre-0.2 gs-models backbones).
 
     The head is GeSS's classifier ``MLP([h, 2h, h, out])`` with ``norm``, activation and
     dropout after each hidden layer (``BaseModel.classifier``). Its batch norm normalises the
@@ -466,9 +479,11 @@ class PointCloudConfig:
     residual: bool = True
     update_pos: bool = False
     self_loops: bool = True
+    edge_features: str = "distance_direction"
 
     def __post_init__(self) -> None:
         _choice(self.model, "model", POINT_CLOUD_MODELS)
+        _choice(self.edge_features, "edge_features", EDGE_FEATURES)
         check_positive_int(self.hidden_channels, "hidden_channels")
         check_positive_int(self.num_layers, "num_layers")
         check_probability(self.dropout, "dropout")

@@ -1,12 +1,39 @@
 r"""Geometric backbones for point clouds (GeSS): EGNN, DGCNN and Point Transformer.
 
-Every backbone embeds the point features ``x`` (categorical atom types through
-``nn.Embedding``, or float features such as Track's all-ones through a linear layer), runs
-``num_layers`` message-passing layers on a kNN graph of the coordinates ``pos`` (built with
-:func:`gs_models.knn.knn_graph`), each followed by normalisation, activation and dropout
-(GeSS: 4 layers, batch norm, ReLU, dropout 0.2), sum-pools the point representations per
-cloud and applies GeSS's 3-layer MLP head ``[h, 2h, h, out]`` with batch norm, activation and
-dropout after each hidden layer (the ``classifier`` of the GeSS code, appendix B).
+The three backbones follow the GeSS authors' code (Graph-COM/GESS, ``GESS/models/backbones``
+and ``GESS/models/models/base_model.py``); the paper (section 4.1, appendices B and F) names
+the backbones and their widths but not their layers. Every backbone
+
+1. embeds the point features ``x`` (categorical atom types through ``nn.Embedding``, or float
+   features such as Track's all-ones through a linear layer);
+2. builds the kNN graph of the coordinates ``pos`` with self loops (``k`` = 5 for Track, GeSS
+   ``BaseModel.calc_geo_feat``; :func:`gs_models.knn.knn_graph`), or takes it precomputed
+   (``edge_index=``, so a training run builds each cloud's graph once, not once per epoch);
+3. gives every edge ``j -> i`` the features ``[|p_j - p_i|, (p_j - p_i) / (|p_j - p_i| +
+   1e-6)]`` (GeSS ``calc_edge_attr``), linearly encoded to ``hidden_channels``
+   (``config.edge_features``);
+4. runs ``num_layers`` layers, each ``h <- dropout(h + layer(h))`` (GeSS ``BaseGDLEncoder``:
+   residual first, then dropout 0.2);
+5. sum-pools the points of each cloud and applies GeSS's classifier ``MLP([h, 2h, h, out])``
+   with batch norm, ReLU and dropout after each hidden layer.
+
+The layers (``E_GCL_mask``, ``EdgeConv`` and ``TransformerBlock`` of the GeSS code):
+
+* **EGNN** (Satorras et al. 2021, eq. 3 and 5): :math:`m_{ij} = \phi_e(h_j, h_i, d_{ij}^2,
+  e_{ij})`, :math:`h_j' = \mathrm{ReLU}(\mathrm{BN}(\phi_h(h_j, \sum_i m_{ij})))`. As in the
+  GeSS code the messages are summed at the *source* ``j`` of each kNN edge (its
+  ``unsorted_segment_sum(edge_feat, row)`` with ``row = edge_index[0]``): a point collects one
+  message from every point that counts it among its ``k`` nearest, so the number of messages
+  varies from point to point. Coordinates are not updated (``update_pos`` adds eq. 4).
+* **DGCNN** (Wang et al. 2019) as GeSS runs it: a *static* EdgeConv on the coordinate kNN
+  graph, :math:`h_i' = \mathrm{ReLU}(\mathrm{BN}(W\,\mathrm{mean}_j\,\mathrm{MLP}([h_i, h_j -
+  h_i, e_{ij}])))` with ``MLP = [3h, 2h, h]`` (batch norm and ReLU inside). The original
+  DGCNN rebuilds the graph in feature space at every layer; the GeSS code does not.
+* **Point Transformer** (Zhao et al. 2021) as GeSS's ``TransformerBlock``: ``lin_in`` + ReLU,
+  vector attention :math:`\alpha_{ij} = \mathrm{softmax}_j(W_d h_i - W_s h_j + \delta_{ij})`
+  with :math:`\delta_{ij} = \theta(p_i - p_j)` (one linear layer), message
+  :math:`\alpha_{ij} \odot (W h_j + \delta_{ij} + e_{ij})` summed at ``i``, ``lin_out`` +
+  ReLU; no normalisation.
 
 ``forward(x, pos, batch=None) -> (graph_embeddings, outputs)`` with shapes
 ``(B, hidden_channels)`` and ``(B, out_channels)``; ``B = batch.max() + 1``.
@@ -18,14 +45,19 @@ atom types:
 * ``point_weight`` (N,) in [0, 1]: every message ``j -> i`` of every layer is multiplied by
   ``w_i * w_j``. This is the node-to-edge attention of the GeSS reference implementation
   (``LRIBern.node_attn_to_edge_attn``: ``edge_attn = attn[src] * attn[dst]``, applied to the
-  messages of every layer in its EGNN, DGCNN and Point Transformer convolutions,
-  ``msg * edge_attn``). In EGNN a zero weight cuts the point off; in Point Transformer the
-  weight multiplies the message after the neighbourhood softmax, so the point still enters
-  its neighbours' attention normalisation, and DGCNN's later layers build their kNN graph in
-  feature space (both as in the GeSS code).
+  messages of every layer, ``msg * edge_attn``). In EGNN and DGCNN a zero weight cuts the
+  point off; in Point Transformer the weight multiplies the message after the neighbourhood
+  softmax, so the point still enters its neighbours' attention normalisation (as in the
+  GeSS code).
 * ``features`` (N, hidden_channels) float: point features used instead of the embedding of
   ``x`` (the ``with_enc=False`` path of the GeSS encoders, by which DIR feeds the
   rationale generator's embeddings to the classifier encoder).
+
+Cost: the first linear layer of every message MLP acts on a concatenation ``[h_i, h_j,
+...]``; it is computed as ``h W_a`` and ``h W_b`` once per point, then gathered per edge,
+and the linear edge encoder is folded into it (``e_ij`` enters as ``geom_ij (W_e W_enc)``).
+That is the same function with the same parameters as the concatenated form, with a
+fraction of the multiply-adds (``k + 1`` edges per point).
 """
 
 from __future__ import annotations
@@ -33,7 +65,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.nn import EdgeConv, PointTransformerConv, global_add_pool
+from torch_geometric.nn import global_add_pool
 from torch_geometric.utils import scatter, softmax
 
 from gs_models._validation import check_positive_int
@@ -41,53 +73,7 @@ from gs_models.configs import PointCloudConfig
 from gs_models.knn import knn_graph
 from gs_models.node import make_activation, make_norm
 
-__all__ = ["DGCNN", "EGNN", "EGNNLayer", "PointCloudBackbone", "PointTransformer"]
-
-
-class _WeightedEdgeConv(EdgeConv):
-    """PyG ``EdgeConv`` whose message ``j -> i`` is multiplied by ``w_i * w_j`` when point
-    weights are given (same parameters and state-dict keys as ``EdgeConv``)."""
-
-    def forward(self, x: Tensor, edge_index: Tensor, point_weight: Tensor | None = None) -> Tensor:  # type: ignore[override]
-        w = None if point_weight is None else (point_weight.view(-1, 1),) * 2
-        # propagate_type: (x: PairTensor, w: Optional[PairTensor])
-        return self.propagate(edge_index, x=(x, x), w=w)
-
-    def message(self, x_i: Tensor, x_j: Tensor, w_i: Tensor | None = None,  # type: ignore[override]
-                w_j: Tensor | None = None) -> Tensor:
-        msg = self.nn(torch.cat([x_i, x_j - x_i], dim=-1))
-        return msg if w_i is None else msg * (w_i * w_j)
-
-
-class _WeightedPointTransformerConv(PointTransformerConv):
-    """PyG ``PointTransformerConv`` whose (attention-weighted) message ``j -> i`` is multiplied
-    by ``w_i * w_j`` when point weights are given, after the softmax, as the GeSS reference
-    implementation (``msg * edge_attn``)."""
-
-    def forward(self, x: Tensor, pos: Tensor, edge_index: Tensor,  # type: ignore[override]
-                point_weight: Tensor | None = None) -> Tensor:
-        from torch_geometric.utils import add_self_loops, remove_self_loops
-
-        alpha = (self.lin_src(x), self.lin_dst(x))
-        xs = (self.lin(x), x)
-        if self.add_self_loops:
-            edge_index, _ = remove_self_loops(edge_index)
-            edge_index, _ = add_self_loops(edge_index, num_nodes=pos.size(0))
-        w = None if point_weight is None else (point_weight.view(-1, 1),) * 2
-        # propagate_type: (x: PairTensor, pos: PairTensor, alpha: PairTensor, w: Optional[PairTensor])
-        return self.propagate(edge_index, x=xs, pos=(pos, pos), alpha=alpha, w=w)
-
-    def message(self, x_j: Tensor, pos_i: Tensor, pos_j: Tensor,  # type: ignore[override]
-                alpha_i: Tensor, alpha_j: Tensor, index: Tensor, ptr: Tensor | None,
-                size_i: int | None, w_i: Tensor | None = None,
-                w_j: Tensor | None = None) -> Tensor:
-        delta = self.pos_nn(pos_i - pos_j)
-        alpha = alpha_i - alpha_j + delta
-        if self.attn_nn is not None:
-            alpha = self.attn_nn(alpha)
-        alpha = softmax(alpha, index, ptr, size_i)
-        msg = alpha * (x_j + delta)
-        return msg if w_i is None else msg * (w_i * w_j)
+__all__ = ["DGCNN", "EGNN", "EGNNLayer", "PointCloudBackbone", "PointTransformer", "edge_geometry"]
 
 
 def _mlp(sizes: list[int], act: str, *, last_act: bool = False) -> nn.Sequential:
@@ -110,8 +96,57 @@ def _head_norm(name: str | None, channels: int) -> nn.Module:
     return make_norm(name, channels)
 
 
+def edge_geometry(pos: Tensor, edge_index: Tensor, kind: str = "distance_direction") -> Tensor:
+    r"""Geometric features of the edges ``j -> i`` (``edge_index[0] = j``, ``[1] = i``).
+
+    ``"distance_direction"``: ``[|p_j - p_i|, (p_j - p_i) / (|p_j - p_i| + 1e-6)]`` of shape
+    ``(E, D + 1)`` (GeSS ``BaseModel.calc_edge_attr``; a self loop gets zeros);
+    ``"distance"``: ``(E, 1)``; ``"none"``: ``(E, 0)``.
+    """
+    j, i = edge_index[0], edge_index[1]
+    rel = pos.index_select(0, j) - pos.index_select(0, i)
+    dist = torch.linalg.vector_norm(rel, dim=-1, keepdim=True)
+    if kind == "distance_direction":
+        return torch.cat([dist, rel / (dist + 1e-6)], dim=-1)
+    if kind == "distance":
+        return dist
+    return rel.new_zeros(rel.size(0), 0)
+
+
+class _SplitLinear(nn.Module):
+    r"""A linear layer over the concatenation ``[h_a[idx_a], h_b[idx_b], extra, encoded edge]``
+    of each edge, computed without building it: ``A[idx_a] + B[idx_b] + extra W_x + geom
+    (W_e W_enc)^T + (b + W_e b_enc)`` with ``A = h_a W_a^T`` and ``B = h_b W_b^T`` per point.
+
+    The parameters are those of ``nn.Linear(2 * channels + extra + enc, out)`` (``weight``
+    and ``bias``), so the module computes exactly that layer on the concatenation.
+    """
+
+    def __init__(self, channels: int, extra: int, enc: int, out: int) -> None:
+        super().__init__()
+        self.channels, self.extra, self.enc = channels, extra, enc
+        lin = nn.Linear(2 * channels + extra + enc, out)
+        self.weight, self.bias = lin.weight, lin.bias
+
+    def forward(self, h_a: Tensor, h_b: Tensor, idx_a: Tensor, idx_b: Tensor,
+                extra: Tensor | None, geom: Tensor | None, encoder: nn.Linear | None) -> Tensor:
+        c = self.channels
+        w = self.weight
+        out = F.linear(h_a, w[:, :c]).index_select(0, idx_a)
+        out = out + F.linear(h_b, w[:, c : 2 * c]).index_select(0, idx_b)
+        bias = self.bias
+        if self.extra:
+            out = out + F.linear(extra, w[:, 2 * c : 2 * c + self.extra])
+        if self.enc:
+            w_e = w[:, 2 * c + self.extra :]
+            out = out + F.linear(geom, w_e @ encoder.weight)
+            bias = bias + w_e @ encoder.bias
+        return out + bias
+
+
 class PointCloudBackbone(nn.Module):
-    """Shared input embedding, validation, pooling and head of the point-cloud backbones."""
+    """Shared input embedding, kNN graph, edge features, validation, pooling and head of the
+    point-cloud backbones."""
 
     model_name = ""
 
@@ -133,7 +168,12 @@ class PointCloudBackbone(nn.Module):
         self.embed: nn.Module = (
             nn.Embedding(in_channels, h) if cfg.categorical else nn.Linear(in_channels, h)
         )
-        self.norms = nn.ModuleList(make_norm(cfg.norm, h) for _ in range(cfg.num_layers))
+        #: width of the raw edge features (0: none) and their linear encoder (GeSS
+        #: ``edge_encoder = FeatEncoder(h, [], pos_dim + 1)``)
+        self.edge_dim = {"distance_direction": cfg.pos_dim + 1, "distance": 1, "none": 0}[
+            cfg.edge_features
+        ]
+        self.edge_encoder = nn.Linear(self.edge_dim, h) if self.edge_dim else None
         self.act = make_activation(cfg.activation)
         self.head = nn.Sequential(
             nn.Linear(h, 2 * h),
@@ -193,9 +233,22 @@ class PointCloudBackbone(nn.Module):
             )
         return batch.long()
 
-    def _block(self, i: int, h: Tensor, out: Tensor) -> Tensor:
-        out = F.dropout(self.act(self.norms[i](out)), self.config.dropout, self.training)
-        return h + out if self.config.residual and h.shape == out.shape else out
+    def _check_edges(self, edge_index: Tensor | None, pos: Tensor, batch: Tensor) -> Tensor:
+        """The given coordinate kNN graph, checked, or the one built from ``pos``."""
+        if edge_index is None:
+            return self.knn(pos, batch)
+        n = pos.size(0)
+        if (not isinstance(edge_index, Tensor) or edge_index.dim() != 2 or edge_index.size(0) != 2
+                or edge_index.dtype not in (torch.int64, torch.int32)):
+            raise ValueError(
+                "edge_index must be an integer tensor of shape (2, num_edges) holding the kNN graph "
+                f"of pos (as knn_graph(pos, k, batch, loop=self_loops)), got "
+                f"{getattr(edge_index, 'dtype', type(edge_index).__name__)} "
+                f"{tuple(getattr(edge_index, 'shape', ()))}"
+            )
+        if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= n):
+            raise ValueError(f"edge_index refers to points outside [0, {n - 1}] (pos has {n} points)")
+        return edge_index.long()
 
     def _inputs(
         self, x: Tensor | None, pos: Tensor, point_weight: Tensor | None, features: Tensor | None
@@ -235,19 +288,28 @@ class PointCloudBackbone(nn.Module):
         pos: Tensor,
         batch: Tensor | None = None,
         *,
+        edge_index: Tensor | None = None,
         point_weight: Tensor | None = None,
         features: Tensor | None = None,
     ) -> Tensor:
         """Point representations after the last layer, ``(N, hidden_channels)`` (before pooling).
 
-        ``point_weight`` and ``features`` as in the module docstring.
+        ``edge_index``: the coordinate kNN graph of ``pos`` if already built (otherwise it is
+        built here); ``point_weight`` and ``features`` as in the module docstring.
         """
         batch = self._check(x, pos, batch, features is not None)
         h0, w = self._inputs(x, pos, point_weight, features)
-        return self._layers(h0, pos, batch, w)
-
-    def _layers(self, h: Tensor, pos: Tensor, batch: Tensor, w: Tensor | None) -> Tensor:  # pragma: no cover
-        raise NotImplementedError
+        edge_index = self._check_edges(edge_index, pos, batch)
+        geom = edge_geometry(pos, edge_index, self.config.edge_features)
+        ew = None
+        if w is not None:  # GeSS: edge_attn = attn[src] * attn[dst]
+            ew = w.index_select(0, edge_index[0]) * w.index_select(0, edge_index[1])
+        h = h0
+        for layer in self.layers:
+            out = layer(h, pos, edge_index, geom, self.edge_encoder, ew)
+            h = h + out if self.config.residual and h.shape == out.shape else out
+            h = F.dropout(h, self.config.dropout, self.training)
+        return h
 
     def forward(
         self,
@@ -255,15 +317,19 @@ class PointCloudBackbone(nn.Module):
         pos: Tensor,
         batch: Tensor | None = None,
         *,
+        edge_index: Tensor | None = None,
         point_weight: Tensor | None = None,
         features: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
         """Return ``(graph_embeddings (B, hidden), outputs (B, out_channels))``.
 
-        ``point_weight`` (N,) weights every message ``j -> i`` by ``w_i * w_j``; ``features``
-        (N, hidden) replaces the embedding of ``x`` (module docstring).
+        ``edge_index`` (2, E): the coordinate kNN graph of ``pos`` if already built (e.g.
+        cached with the data; it must equal ``self.knn(pos, batch)``); ``point_weight`` (N,)
+        weights every message ``j -> i`` by ``w_i * w_j``; ``features`` (N, hidden) replaces
+        the embedding of ``x`` (module docstring).
         """
-        h = self.point_embeddings(x, pos, batch, point_weight=point_weight, features=features)
+        h = self.point_embeddings(x, pos, batch, edge_index=edge_index,
+                                  point_weight=point_weight, features=features)
         batch = self._check(x, pos, batch, features is not None)
         g = global_add_pool(h, batch, size=int(batch.max()) + 1 if batch.numel() else 0)
         return g, self.head(g)
@@ -275,48 +341,65 @@ class PointCloudBackbone(nn.Module):
 
 
 class EGNNLayer(nn.Module):
-    r"""E(n)-equivariant graph convolution (Satorras, Hoogeboom & Welling, ICML 2021, eqs. 3-6).
+    r"""E(n)-equivariant graph convolution as GeSS's ``E_GCL_mask`` (Satorras, Hoogeboom &
+    Welling, ICML 2021, eqs. 3-6), on the edges ``j -> i`` of a kNN graph.
 
     .. math::
-        m_{ij} = \phi_e(h_i, h_j, \lVert x_i - x_j\rVert^2),\quad
-        x_i' = x_i + \frac{1}{|N(i)|}\sum_{j \in N(i)} (x_i - x_j)\,\phi_x(m_{ij}),\quad
-        h_i' = \phi_h\big(h_i, \textstyle\sum_{j} m_{ij}\big).
+        m_{ji} = \phi_e(h_j, h_i, \lVert x_j - x_i\rVert^2, e_{ji}),\quad
+        h_j' = \mathrm{act}\big(\mathrm{norm}\big(\phi_h(h_j, \textstyle\sum_{i} m_{ji})\big)\big),
 
-    Shapes: ``h`` (N, H), ``pos`` (N, D), ``edge_index`` (2, E) -> ``(h' (N, H), pos' (N, D))``.
-    ``point_weight`` (N,): each message :math:`m_{ij}` is multiplied by :math:`w_i w_j`.
+    the messages summed at the source ``j`` of each edge (GeSS: ``row = edge_index[0]``).
+    With ``update_pos``: :math:`x_j' = x_j + \frac{1}{|\{i\}|}\sum_i (x_j - x_i)\phi_x(m_{ji})`.
+
+    Shapes: ``h`` (N, H), ``pos`` (N, D), ``edge_index`` (2, E), ``geom`` (E, G) raw edge
+    features (:func:`edge_geometry`) with their ``encoder`` ``nn.Linear(G, H)`` (or ``None``
+    and G = 0), ``edge_weight`` (E, 1) or ``None`` -> ``h'`` (N, H) (and the new positions
+    when called through :meth:`forward_with_pos`).
     """
 
-    def __init__(self, channels: int, activation: str = "relu", update_pos: bool = True) -> None:
+    def __init__(self, channels: int, activation: str = "relu", update_pos: bool = False,
+                 edge_channels: int = 0, norm: str | None = None) -> None:
         super().__init__()
-        self.phi_e = _mlp([2 * channels + 1, channels, channels], activation, last_act=True)
+        self.edge_in = _SplitLinear(channels, 1, channels if edge_channels else 0, channels)
+        self.phi_e_rest = nn.Sequential(make_activation(activation), nn.Linear(channels, channels),
+                                        make_activation(activation))
         self.phi_h = _mlp([2 * channels, channels, channels], activation)
+        self.norm = make_norm(norm, channels)
+        self.act = make_activation(activation)
         self.update_pos = update_pos
         self.phi_x = _mlp([channels, channels, 1], activation) if update_pos else None
 
-    def forward(self, h: Tensor, pos: Tensor, edge_index: Tensor,
-                point_weight: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        j, i = edge_index[0], edge_index[1]  # message j -> i
+    def forward_with_pos(self, h: Tensor, pos: Tensor, edge_index: Tensor, geom: Tensor | None = None,
+                         encoder: nn.Linear | None = None,
+                         edge_weight: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        j, i = edge_index[0], edge_index[1]
         # index_select, not h[i]: the backward of advanced indexing accumulates with
         # index_put_, whose order on a multi-threaded CPU varies from run to run (a seeded
         # training would not repeat bit for bit); index_select's backward is index_add_
-        rel = pos.index_select(0, i) - pos.index_select(0, j)
+        rel = pos.index_select(0, j) - pos.index_select(0, i)
         d2 = (rel * rel).sum(-1, keepdim=True)
-        m = self.phi_e(torch.cat([h.index_select(0, i), h.index_select(0, j), d2], dim=-1))
-        if point_weight is not None:  # GeSS E_GCL_mask: edge_feat = edge_attn * edge_feat
-            w = point_weight.view(-1, 1)
-            m = m * (w.index_select(0, i) * w.index_select(0, j))
-        agg = scatter(m, i, dim=0, dim_size=h.size(0), reduce="sum")
+        # phi_e's first layer on [h_j, h_i, d2, e_ji] (GeSS: h[row], h[col], radial, edge_attr)
+        m = self.phi_e_rest(self.edge_in(h, h, j, i, d2, geom, encoder))
+        if edge_weight is not None:  # GeSS E_GCL_mask: edge_feat = edge_attn * edge_feat
+            m = m * edge_weight
+        agg = scatter(m, j, dim=0, dim_size=h.size(0), reduce="sum")
         if self.phi_x is not None:
-            pos = pos + scatter(rel * self.phi_x(m), i, dim=0, dim_size=h.size(0), reduce="mean")
-        return self.phi_h(torch.cat([h, agg], dim=-1)), pos
+            pos = pos + scatter(rel * self.phi_x(m), j, dim=0, dim_size=h.size(0), reduce="mean")
+        return self.act(self.norm(self.phi_h(torch.cat([h, agg], dim=-1)))), pos
+
+    def forward(self, h: Tensor, pos: Tensor, edge_index: Tensor, geom: Tensor | None = None,
+                encoder: nn.Linear | None = None, edge_weight: Tensor | None = None) -> Tensor:
+        return self.forward_with_pos(h, pos, edge_index, geom, encoder, edge_weight)[0]
 
 
 class EGNN(PointCloudBackbone):
-    """EGNN backbone (GeSS): E(n)-equivariant layers on the kNN graph; invariant graph outputs.
+    """EGNN backbone (GeSS ``EGNN`` of ``E_GCL_mask`` layers); see the module docstring.
 
-    The kNN graph is built once from the input coordinates. Graph-level outputs depend on the
-    invariant features only, so they are invariant to rotations, reflections and translations
-    of ``pos`` and to permutations of the points.
+    With ``edge_features="distance"`` or ``"none"`` the graph outputs are invariant to
+    rotations, reflections and translations of ``pos``; with GeSS's default
+    ``"distance_direction"`` to translations only. Always invariant to point permutations.
+    With ``update_pos`` the layers move the points (Satorras et al., eq. 4); the kNN graph
+    stays the one of the input coordinates.
     """
 
     model_name = "egnn"
@@ -327,25 +410,67 @@ class EGNN(PointCloudBackbone):
         super().__init__(in_channels, out_channels, config)
         cfg = self.config
         self.layers = nn.ModuleList(
-            EGNNLayer(cfg.hidden_channels, cfg.activation, cfg.update_pos)
+            EGNNLayer(cfg.hidden_channels, cfg.activation, cfg.update_pos, self.edge_dim, cfg.norm)
             for _ in range(cfg.num_layers)
         )
 
-    def _layers(self, h: Tensor, pos: Tensor, batch: Tensor, w: Tensor | None) -> Tensor:
-        edge_index = self.knn(pos, batch)
-        for i, layer in enumerate(self.layers):
-            out, pos = layer(h, pos, edge_index, w)
-            h = self._block(i, h, out)
+    def point_embeddings(self, x, pos, batch=None, *, edge_index=None, point_weight=None,
+                         features=None) -> Tensor:
+        if not self.config.update_pos:
+            return super().point_embeddings(x, pos, batch, edge_index=edge_index,
+                                            point_weight=point_weight, features=features)
+        batch = self._check(x, pos, batch, features is not None)
+        h, w = self._inputs(x, pos, point_weight, features)
+        edge_index = self._check_edges(edge_index, pos, batch)
+        geom = edge_geometry(pos, edge_index, self.config.edge_features)
+        ew = None if w is None else w.index_select(0, edge_index[0]) * w.index_select(0, edge_index[1])
+        for layer in self.layers:
+            out, pos = layer.forward_with_pos(h, pos, edge_index, geom, self.edge_encoder, ew)
+            h = h + out if self.config.residual else out
+            h = F.dropout(h, self.config.dropout, self.training)
         return h
 
 
-class DGCNN(PointCloudBackbone):
-    r"""Dynamic Graph CNN (Wang et al., TOG 2019) backbone (GeSS).
+class _EdgeConv(nn.Module):
+    """GeSS's ``EdgeConv``: ``act(norm(post(mean_j MLP([h_i, h_j - h_i, e_ij]))))`` with
+    ``MLP = [3h, 2h, h]`` (norm and activation after the hidden layer, no dropout)."""
 
-    EdgeConv :math:`h_i' = \max_{j \in N(i)} \mathrm{MLP}([h_i, h_j - h_i])`; layer 1 uses the
-    kNN graph of the coordinates with input ``[embed(x), pos]``, every later layer recomputes
-    the kNN graph in its input feature space (the dynamic graph).
-    """
+    def __init__(self, channels: int, activation: str, norm: str | None, edge_channels: int) -> None:
+        super().__init__()
+        c = channels
+        # Linear(3c) over [h_i, h_j - h_i, e] == h_i (W_a - W_b) + h_j W_b + e W_e
+        self.first = _SplitLinear(c, 0, c if edge_channels else 0, 2 * c)
+        self.rest = nn.Sequential(make_norm(norm, 2 * c), make_activation(activation),
+                                  nn.Linear(2 * c, c))
+        self.post = nn.Linear(c, c)
+        self.norm = make_norm(norm, c)
+        self.act = make_activation(activation)
+
+    def forward(self, h: Tensor, pos: Tensor, edge_index: Tensor, geom: Tensor | None,
+                encoder: nn.Linear | None, edge_weight: Tensor | None) -> Tensor:
+        j, i = edge_index[0], edge_index[1]
+        c = self.first.channels
+        w = self.first.weight
+        # [h_i, h_j - h_i] W^T = h_i (W_a - W_b)^T + h_j W_b^T
+        h_dst = F.linear(h, w[:, :c] - w[:, c : 2 * c])
+        pre = h_dst.index_select(0, i) + F.linear(h, w[:, c : 2 * c]).index_select(0, j)
+        bias = self.first.bias
+        if self.first.enc:
+            w_e = w[:, 2 * c :]
+            pre = pre + F.linear(geom, w_e @ encoder.weight)
+            bias = bias + w_e @ encoder.bias
+        msg = self.rest(pre + bias)
+        if edge_weight is not None:
+            msg = msg * edge_weight
+        out = scatter(msg, i, dim=0, dim_size=h.size(0), reduce="mean")
+        return self.act(self.norm(self.post(out)))
+
+
+class DGCNN(PointCloudBackbone):
+    r"""DGCNN backbone as the GeSS code runs it: static EdgeConv layers on the coordinate kNN
+    graph with mean aggregation (module docstring). The original DGCNN (Wang et al., TOG
+    2019) recomputes the graph in feature space at every layer; GeSS's ``DGCNN`` builds it
+    once from the coordinates."""
 
     model_name = "dgcnn"
 
@@ -354,30 +479,48 @@ class DGCNN(PointCloudBackbone):
     ) -> None:
         super().__init__(in_channels, out_channels, config)
         cfg = self.config
-        h = cfg.hidden_channels
-        self.layers = nn.ModuleList()
-        for i in range(cfg.num_layers):
-            width = h + cfg.pos_dim if i == 0 else h
-            self.layers.append(
-                _WeightedEdgeConv(_mlp([2 * width, h, h], cfg.activation), aggr="max")
-            )
+        self.layers = nn.ModuleList(
+            _EdgeConv(cfg.hidden_channels, cfg.activation, cfg.norm, self.edge_dim)
+            for _ in range(cfg.num_layers)
+        )
 
-    def _layers(self, h: Tensor, pos: Tensor, batch: Tensor, w: Tensor | None) -> Tensor:
-        h = torch.cat([h, pos], dim=-1)
-        for i, layer in enumerate(self.layers):
-            edge_index = (
-                self.knn(pos, batch) if i == 0 else knn_graph(h.detach(), self.config.k, batch)
-            )
-            h = self._block(i, h, layer(h, edge_index, w))
-        return h
+
+class _TransformerBlock(nn.Module):
+    r"""GeSS's ``TransformerBlock``: ``relu(lin_out(conv(relu(lin_in(h)))))`` with the vector
+    attention conv :math:`\sum_j \mathrm{softmax}_j(W_d h_i - W_s h_j + \delta_{ij}) \odot
+    (W h_j + \delta_{ij} + e_{ij})`, :math:`\delta_{ij} = \theta(p_i - p_j)` linear."""
+
+    def __init__(self, channels: int, pos_dim: int, edge_channels: int) -> None:
+        super().__init__()
+        c = channels
+        self.lin_in = nn.Linear(c, c)
+        self.lin_out = nn.Linear(c, c)
+        self.lin = nn.Linear(c, c, bias=False)
+        self.lin_src = nn.Linear(c, c, bias=False)
+        self.lin_dst = nn.Linear(c, c, bias=False)
+        self.pos_nn = nn.Linear(pos_dim, c)
+        self.uses_edges = bool(edge_channels)
+
+    def forward(self, h: Tensor, pos: Tensor, edge_index: Tensor, geom: Tensor | None,
+                encoder: nn.Linear | None, edge_weight: Tensor | None) -> Tensor:
+        j, i = edge_index[0], edge_index[1]
+        x = F.relu(self.lin_in(h))
+        delta = self.pos_nn(pos.index_select(0, i) - pos.index_select(0, j))
+        alpha = self.lin_dst(x).index_select(0, i) - self.lin_src(x).index_select(0, j) + delta
+        alpha = softmax(alpha, i, num_nodes=h.size(0))
+        val = self.lin(x).index_select(0, j) + delta
+        if self.uses_edges:
+            val = val + encoder(geom)
+        msg = alpha * val
+        if edge_weight is not None:
+            msg = msg * edge_weight
+        out = scatter(msg, i, dim=0, dim_size=h.size(0), reduce="sum")
+        return F.relu(self.lin_out(out))
 
 
 class PointTransformer(PointCloudBackbone):
-    r"""Point Transformer (Zhao et al., ICCV 2021) backbone (GeSS), PyG's ``PointTransformerConv``.
-
-    Vector self-attention over the kNN neighbourhood with the position encoding
-    :math:`\delta_{ij} = \theta(p_i - p_j)` (a 2-layer MLP) and attention MLP :math:`\gamma`.
-    """
+    r"""Point Transformer backbone (Zhao et al., ICCV 2021) as GeSS's ``TransformerBlock``
+    layers (module docstring; hidden 32 in GeSS)."""
 
     model_name = "pointtransformer"
 
@@ -388,19 +531,7 @@ class PointTransformer(PointCloudBackbone):
             config = PointCloudConfig(model="pointtransformer", hidden_channels=32)
         super().__init__(in_channels, out_channels, config)
         cfg = self.config
-        h = cfg.hidden_channels
         self.layers = nn.ModuleList(
-            _WeightedPointTransformerConv(
-                h,
-                h,
-                pos_nn=_mlp([cfg.pos_dim, h, h], cfg.activation),
-                attn_nn=_mlp([h, h, h], cfg.activation),
-            )
+            _TransformerBlock(cfg.hidden_channels, cfg.pos_dim, self.edge_dim)
             for _ in range(cfg.num_layers)
         )
-
-    def _layers(self, h: Tensor, pos: Tensor, batch: Tensor, w: Tensor | None) -> Tensor:
-        edge_index = self.knn(pos, batch)
-        for i, layer in enumerate(self.layers):
-            h = self._block(i, h, layer(h, pos, edge_index, w))
-        return h
