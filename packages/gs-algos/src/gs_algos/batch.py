@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["TaskSpec", "Batch", "call_model", "item_losses", "head_of"]
+__all__ = ["TaskSpec", "Batch", "call_model", "item_losses", "head_of", "knn_kwargs"]
 
 
 @dataclass(frozen=True)
@@ -66,11 +66,20 @@ class TaskSpec:
     device: torch.device | None = None
 
 
+def knn_kwargs(data: Any) -> dict[str, Tensor]:
+    """``{"edge_index": data.knn_index}`` when the point clouds carry their coordinate kNN
+    graph (built once, e.g. by gs-bench's gess runner; PyG batching offsets it like any
+    ``*_index``), else ``{}``: the point-cloud backbone then builds it from ``pos``."""
+    ei = getattr(data, "knn_index", None)
+    return {"edge_index": ei} if ei is not None else {}
+
+
 def call_model(model: nn.Module, level: str, data: Any, x: Tensor | None = None):
     """Run ``model`` following the gs-models contract; ``x`` overrides ``data.x``.
 
     Returns ``(embeddings, outputs)`` with one row per node (node level) or per graph
-    (graph level).
+    (graph level). Graph level: a ``knn_index`` attribute of the data (the coordinate kNN
+    graph, cached) is passed as ``edge_index`` (:func:`knn_kwargs`).
     """
     feats = data.x if x is None else x
     if level == "node":
@@ -79,7 +88,7 @@ def call_model(model: nn.Module, level: str, data: Any, x: Tensor | None = None)
         batch_vec = getattr(data, "batch", None)
         if batch_vec is None:
             batch_vec = torch.zeros(data.pos.size(0), dtype=torch.long, device=data.pos.device)
-        res = model(feats, data.pos, batch_vec)
+        res = model(feats, data.pos, batch_vec, **knn_kwargs(data))
     if not (isinstance(res, tuple) and len(res) == 2):
         raise TypeError(
             "model.forward must return a tuple (embeddings, outputs) as in the gs-models "

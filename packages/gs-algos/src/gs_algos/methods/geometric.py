@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from gs_algos.batch import TaskSpec, item_losses
+from gs_algos.batch import TaskSpec, item_losses, knn_kwargs
 from gs_algos.methods.base import Method
 
 __all__ = ["DIR", "LRIBernoulli", "bernoulli_kl", "dir_loss_of", "split_by_score", "gess_mlp"]
@@ -188,7 +188,7 @@ class DIR(Method):
         """``(s, e)``: one score per point and the rationale embeddings ``(N, H)``."""
         if self.encoder is None:
             raise RuntimeError("DIR has no rationale encoder yet: attach(model) first (fit_graph does)")
-        e = self.encoder.point_embeddings(data.x, data.pos, _batch_vec(data))
+        e = self.encoder.point_embeddings(data.x, data.pos, _batch_vec(data), **knn_kwargs(data))
         return self.extractor(e).squeeze(-1), e
 
     def split(self, data) -> tuple[Tensor, Tensor, Tensor]:
@@ -297,7 +297,7 @@ class LRIBernoulli(Method):
 
     def keep_logits(self, model, data) -> Tensor:
         """The keep logit ``a_i`` of every point (from the model's own point embeddings)."""
-        e = model.point_embeddings(data.x, data.pos, _batch_vec(data))
+        e = model.point_embeddings(data.x, data.pos, _batch_vec(data), **knn_kwargs(data))
         return self.extractor(e).squeeze(-1)
 
     def sample_mask(self, logits: Tensor) -> Tensor:
@@ -310,7 +310,7 @@ class LRIBernoulli(Method):
         logits = self.keep_logits(model, data)
         p = torch.sigmoid(logits)
         m = self.sample_mask(logits)
-        _, out = model(data.x, data.pos, _batch_vec(data), point_weight=m)
+        _, out = model(data.x, data.pos, _batch_vec(data), point_weight=m, **knn_kwargs(data))
         task = item_losses(out, batch.y, batch.task).mean()
         info = bernoulli_kl(p, self.r(epoch)).mean()
         loss = task + self.info_loss_coef * info
@@ -320,4 +320,4 @@ class LRIBernoulli(Method):
     def predict(self, model, level, data):
         logits = self.keep_logits(model, data)
         w = self.sample_mask(logits) if self.eval_sampling else torch.sigmoid(logits)
-        return model(data.x, data.pos, _batch_vec(data), point_weight=w)
+        return model(data.x, data.pos, _batch_vec(data), point_weight=w, **knn_kwargs(data))
