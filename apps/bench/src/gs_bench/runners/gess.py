@@ -507,14 +507,18 @@ def _unit_coordinates(pos):
     return pos / pos.norm(dim=-1, keepdim=True).clamp(min=1e-6)
 
 
-def _parts(ds, level: str, unit_coordinates: bool = False) -> dict[str, list]:
+def _parts(ds, level: str, unit_coordinates: bool = False, knn_k: int | None = None) -> dict[str, list]:
     """PyG graphs per split part, each with ``y`` (1,) float and ``domain``: the source
     subgroup of GeSS (table 6; ``split.groups``). Items without a subgroup (Track-Signal
     background events, target items) get one extra id after the subgroups.
-    ``unit_coordinates``: :func:`_unit_coordinates` (Track). Graphs without points (a
+    ``unit_coordinates``: :func:`_unit_coordinates` (Track). ``knn_k``: each graph carries
+    its coordinate kNN graph with self loops as ``knn_index`` (int32), built once here
+    instead of once per batch and epoch (the backbones take it through gs-algos'
+    ``knn_kwargs``; GeSS builds it in every forward pass). Graphs without points (a
     simulated Track event in which no particle reached the detector: 2 of the 1200 ci-size
     Track-Signal events) are left out; the record's ``sizes`` count what was used."""
     import torch
+    from gs_models import knn_graph
 
     groups = np.asarray(ds.split.groups) if ds.split.groups is not None else np.zeros(len(ds), int)
     codes = groups.astype(np.int64).copy()
@@ -538,6 +542,8 @@ def _parts(ds, level: str, unit_coordinates: bool = False) -> dict[str, list]:
             g.y = g.y.reshape(-1).float()
             if unit_coordinates:
                 g.pos = _unit_coordinates(g.pos)
+            if knn_k is not None:
+                g.knn_index = knn_graph(g.pos, int(knn_k), loop=True).to(torch.int32)
             graphs.append(g)
         parts[part] = graphs
     return parts
@@ -583,7 +589,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"{name} x {algo}: {reason}")
     level = level_of(algo)
     ds = _dataset(name, settings, level)
-    parts = _parts(ds, level, unit_coordinates=case.family == "track")
+    parts = _parts(ds, level, unit_coordinates=case.family == "track", knn_k=case.knn_k)
     in_ch, categorical = _model_inputs(ds, case)
     # the device comes from the executor (gs-bench run --device), not the settings: not in the key
     device = job.get("device", "auto")
