@@ -157,6 +157,18 @@ def test_one_tiny_job_per_dataset_kind_and_algorithm(kinds, kind, algorithm):
             assert v >= 0 and (case.metric == "mae" or v <= 1)
     sizes = m["sizes"]
     assert sizes["train"] > 0 and sizes["ood_test"] > 0
+    # trivial baselines of the job's own parts, in the metric's unit
+    want = {"accuracy": {"majority class"}, "auroc": {"AUC 50"}, "mae": {"train mean"}}[case.metric]
+    if case.family == "track":
+        want = want | {"hit-count threshold"}
+    assert set(m["baselines"]) == want
+    for b in m["baselines"].values():
+        assert b["test_id"] is not None and b["test_ood"] is not None
+        assert b["test_id"] >= 0 and (case.metric == "mae" or b["test_id"] <= 1)
+    # learning curves: one value per epoch run, the selection metric on both validation parts
+    c = m["curves"]
+    assert c["epoch"] == [0, 1] and set(c) == {"epoch", "train_loss", "iid_val", "ood_val"}
+    assert all(isinstance(v, float) and math.isfinite(v) for k in ("train_loss", "iid_val", "ood_val") for v in c[k])
     if algo in O_FEATURE:
         assert sizes["train_target"] > 0  # the unlabeled target pool reached the method
     if algo.startswith("tl-"):
@@ -447,3 +459,40 @@ def test_orderings_table_decides_each_gess_finding_from_the_records():
     assert len(table.rows) == 9  # 4 shift-hurts, no-info, 2 DA, TL with N, TL concept
     # the dataset table names the sample count of each part
     assert "Samples per part: train 10, iid_val 2" in gess.tables(recs)[0].note
+
+
+def test_trivial_baselines_are_fitted_on_the_jobs_train_part():
+    import types
+
+    import torch
+
+    def g(y, hits):
+        return types.SimpleNamespace(y=torch.tensor([float(y)]), pos=torch.zeros(hits, 3))
+
+    # Track: signal events (y=1) carry more hits in train and Test-ID; Test-OOD all above
+    parts = {"train": [g(0, 10), g(0, 11), g(0, 12), g(1, 30), g(1, 31)],
+             "iid_test": [g(0, 9), g(1, 40), g(0, 13), g(0, 5)],
+             "ood_test": [g(0, 60), g(1, 70)]}
+    b = gess.trivial_baselines(parts, gess.DATASETS["track-pileup-pu50"])
+    assert b["majority class"] == {"test_id": 0.75, "test_ood": 0.5, "class": 0}
+    assert b["hit-count threshold"] == {"test_id": 0.75, "test_ood": 0.5, "threshold": 12.0, "signal": "above"}
+    # regression: the train mean as prediction
+    parts = {"train": [g(1.0, 3), g(3.0, 3)], "iid_test": [g(2.0, 3), g(4.0, 3)], "ood_test": [g(6.0, 3)]}
+    b = gess.trivial_baselines(parts, gess.DATASETS["molecular-fidelity"])
+    assert b == {"train mean": {"test_id": 1.0, "test_ood": 4.0, "prediction": 2.0}}
+    # ROC-AUC: 50 by definition; an empty test part gives None
+    b = gess.trivial_baselines({"train": [g(1, 3)], "iid_test": [g(0, 3)]}, gess.DATASETS["moleculeace-scaffold"])
+    assert b == {"AUC 50": {"test_id": 0.5, "test_ood": 0.5}}
+    b = gess.trivial_baselines({"train": [g(1, 3)], "iid_test": [g(0, 3)]}, gess.DATASETS["track-signal-tau3mu"])
+    assert b["majority class"]["test_ood"] is None and b["hit-count threshold"]["threshold"] is None
+
+
+def test_learning_curves_are_compact_lists_per_epoch():
+    history = [{"epoch": 0, "train_loss": 0.693147181, "metrics": {"iid_val": {"accuracy": 0.512345678},
+                                                                  "ood_val": {"accuracy": 0.5}}},
+               {"epoch": 1, "train_loss": 0.61, "penalty": 3.0},  # not evaluated
+               {"epoch": 2, "train_loss": float("nan"), "metrics": {"iid_val": {"accuracy": 0.7},
+                                                                   "ood_val": {"accuracy": 0.6}}}]
+    c = gess.learning_curves(history, "accuracy")
+    assert c == {"epoch": [0, 1, 2], "train_loss": [0.69315, 0.61, None],
+                 "iid_val": [0.51235, None, 0.7], "ood_val": [0.5, None, 0.6]}

@@ -39,7 +39,9 @@ from __future__ import annotations
 
 import inspect
 import logging
+import math
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -634,6 +636,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         out[f"{sel}_sel_test_ood"] = float(track.metrics.get("ood_test", {}).get(case.metric, float("nan")))
         out[f"{sel}_sel_epoch"] = int(track.epoch)
     out["sizes"] = {k: len(v) for k, v in parts.items()}
+    out["baselines"] = trivial_baselines(parts, case)
+    out["curves"] = learning_curves(res.history, case.metric)
     if n_tl is not None:
         out["tl_n"] = n_tl
         out["pretrain_epoch"] = int(pre_epoch)
@@ -693,6 +697,86 @@ def order_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return (0, 0) if n is None else (1, n)
 
     return sorted(jobs, key=rank)  # stable: the grid order within each rank
+
+
+# ------------------------------------------------------- trivial baselines, learning curves
+#: The report's name of the trivial baseline of each metric (its "algorithm" cell):
+#: accuracy, the majority class of ``train``; ROC-AUC, 50 by definition (any constant score);
+#: MAE, the train-label mean. Track adds :data:`HIT_COUNT`.
+BASELINE_OF_METRIC = {"accuracy": "majority class", "auroc": "AUC 50", "mae": "train mean"}
+#: Track's known shortcut: a threshold on the number of hits of an event
+#: (``apps/bench/checks/track_hit_count_baseline.py``).
+HIT_COUNT = "hit-count threshold"
+_TESTS = {"test_id": "iid_test", "test_ood": "ood_test"}
+
+
+def _finite_or_none(v: float) -> float | None:
+    return float(v) if v is not None and np.isfinite(v) else None
+
+
+def trivial_baselines(parts: dict[str, list], case) -> dict[str, dict[str, Any]]:
+    """What a predictor that learns nothing about the inputs scores on this job's Test-ID and
+    Test-OOD (``{name: {"test_id": v, "test_ood": v, ...}}``, the metric's unit: fractions for
+    ACC / AUC, eV for MAE; ``None`` for an empty part), fitted on the job's ``train`` part:
+
+    * ACC: the majority class of the train labels (``"class"``: which one);
+    * AUC: 0.5 (a constant score ranks no pair);
+    * MAE: the train-label mean as prediction (``"prediction"``);
+    * Track (ACC) also: the hit-count threshold (number of points ``g.pos.size(0)`` per event)
+      and direction with the best train accuracy (``"threshold"``, ``"signal"``: ``"above"``
+      or ``"below"``; a threshold of ``None`` predicts one class everywhere).
+
+    The functions are gs-metrics' (:mod:`gs_metrics.baselines`); every job stores them, the
+    report reads them from the ERM records (:func:`tables`, :func:`orderings`)."""
+    import gs_metrics as gm
+
+    def targets(part: str) -> np.ndarray:
+        return np.asarray([float(v) for g in parts.get(part, []) for v in g.y.reshape(-1).tolist()])
+
+    train = targets("train")
+    if train.size == 0:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    with warnings.catch_warnings():  # an empty test part gives None, not a warning per job
+        warnings.simplefilter("ignore", gm.EmptyEvaluationWarning)
+        if case.metric == "mae":
+            out[BASELINE_OF_METRIC["mae"]] = {
+                **{k: _finite_or_none(gm.mean_predictor_mae(train, targets(p))) for k, p in _TESTS.items()},
+                "prediction": float(f"{train.mean():.5g}")}
+        elif case.metric == "auroc":
+            out[BASELINE_OF_METRIC["auroc"]] = {k: 0.5 for k in _TESTS}
+        else:
+            out[BASELINE_OF_METRIC.get(case.metric, "majority class")] = {
+                **{k: _finite_or_none(gm.majority_class_accuracy(train, targets(p))) for k, p in _TESTS.items()},
+                "class": gm.majority_class(train)}
+        if case.family == "track" and case.metric == "accuracy":
+            def hits(part: str) -> np.ndarray:
+                return np.asarray([g.pos.size(0) for g in parts.get(part, [])], dtype=np.float64)
+
+            rule = gm.fit_threshold_classifier(hits("train"), train)
+            out[HIT_COUNT] = {
+                **{k: _finite_or_none(rule.accuracy(hits(p), targets(p))) for k, p in _TESTS.items()},
+                "threshold": _finite_or_none(rule.threshold), "signal": "above" if rule.side else "below"}
+    return out
+
+
+def _round5(v: Any) -> float | None:
+    """5 significant digits; ``None`` for a missing or non-finite value."""
+    return float(f"{v:.5g}") if v is not None and math.isfinite(v) else None
+
+
+def learning_curves(history: Sequence[dict[str, Any]], metric: str) -> dict[str, list]:
+    """The record's ``curves`` from gs-algos' ``FitResult.history``: per epoch (lists of equal
+    length) ``epoch``, ``train_loss`` (the method's training objective, penalties included)
+    and the selection metric ``metric`` on ``iid_val`` and ``ood_val`` (``None`` on an epoch
+    that was not evaluated), 5 significant digits. For ``tl-<N>``: the fine-tuning run."""
+    def val(h: dict[str, Any], part: str) -> float | None:
+        return _round5((h.get("metrics") or {}).get(part, {}).get(metric))
+
+    return {"epoch": [int(h["epoch"]) for h in history],
+            "train_loss": [_round5(h.get("train_loss")) for h in history],
+            "iid_val": [val(h, "iid_val") for h in history],
+            "ood_val": [val(h, "ood_val") for h in history]}
 
 
 # ---------------------------------------------------------------------------- report
