@@ -599,3 +599,42 @@ def test_learning_curves_are_compact_lists_per_epoch():
     c = gess.learning_curves(history, "accuracy")
     assert c == {"epoch": [0, 1, 2], "train_loss": [0.69315, 0.61, None],
                  "iid_val": [0.51235, None, 0.7], "ood_val": [0.5, None, 0.6]}
+
+
+def test_report_draws_learning_curves_and_none_for_old_records(tmp_path):
+    curves = {"epoch": [0, 1, 2], "train_loss": [0.7, 0.6, 0.5], "iid_val": [0.6, 0.7, 0.75],
+              "ood_val": [0.5, None, 0.6]}
+    recs = [_record("track-signal-tau3mu", "erm", 0.9, 0.7, curves=curves, seed=s) for s in (0, 1)]
+    recs += [_record("track-signal-tau3mu", "dann", 0.9, 0.7, curves=curves),
+             _record("molecular-fidelity", "erm", 0.3, 0.5, "mae", baselines=None)]  # no curves
+    figs = gess.figures(recs, tmp_path)
+    assert [f.path for f in figs] == ["gess_curves_track-signal-tau3mu.png"]
+    assert (tmp_path / figs[0].path).stat().st_size > 1000
+    assert "mean over 1/2 seeds" in figs[0].caption
+    epochs, mean = gess._mean_curve(recs[:2], "ood_val", 100.0)
+    assert epochs == [0, 2] and mean == pytest.approx([50.0, 60.0])
+    assert gess.figures([_record("molecular-fidelity", "erm", 0.3, 0.5, "mae")], tmp_path) == []
+
+
+def test_gess_report_of_records_renders_baselines_figure_and_verdicts(tmp_path):
+    """build_report on a results folder of SYNTHETIC gess records: the figure is written next
+    to report.md and linked from it."""
+    import json
+
+    from gs_bench.report import build_report
+    from gs_bench.store import ResultsStore
+
+    curves = {"epoch": [0, 1], "train_loss": [0.7, 0.6], "iid_val": [0.6, 0.7], "ood_val": [0.5, 0.6]}
+    recs = [_record("track-signal-tau3mu", "erm", 0.9, 0.7, curves=curves),
+            _record("track-signal-tau3mu", "dann", 0.9, 0.8, curves=curves)]
+    lines = []
+    for i, r in enumerate(recs):
+        r.update(key=f"k{i}", job={**r["job"], "suite": "gess", "settings": {}, "key": f"k{i}"})
+        lines.append(json.dumps(r))
+    (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n")
+    assert all(ResultsStore.check_record(r) is None for r in recs)
+    text = build_report(tmp_path).read_text()
+    assert "![track-signal-tau3mu: training loss" in text and "(gess_curves_track-signal-tau3mu.png)" in text
+    assert (tmp_path / "report" / "gess_curves_track-signal-tau3mu.png").is_file()
+    assert "| — | majority class | trivial | 50.00 (n=1) |" in text
+    assert "| DA (DANN) beats ERM under the signal shift |" in text and "| holds |" in text
