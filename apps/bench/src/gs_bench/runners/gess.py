@@ -6,7 +6,10 @@ and DeepCoral (``coral``) at O-Feature, with the unlabeled target pool; ``tl-<N>
 Par-Label, ERM pre-training then full fine-tuning on N labelled OOD samples (the paper's
 TL-100 / TL-500 / TL-1000 are three algorithms, three report rows). Every epoch evaluates
 iid_val, iid_test, ood_val and ood_test; two selection tracks are kept (best on ID
-validation and best on OOD validation, appendix E) and both are reported.
+validation and best on OOD validation, appendix E) and both are reported, the OOD-selected one
+first: it is GeSS's selection (section 4.1, appendix F) and the one the findings use. Records
+also carry trivial baselines and learning curves; a finding is judged only where ERM beats the
+baselines (:func:`learned`).
 
 Datasets (one per GeSS shift case, table 2; all built by gs-data, whose geometric registry
 :data:`gs_data.geometric.GEOMETRIC_DATASETS` states each one's task, metric and shift):
