@@ -10,9 +10,11 @@ every target event a signal (accuracy 50 % on balanced parts). What GeSS's findi
 (track curvature for the signal shift, conclusion 1) is beyond this baseline.
 
 The classifier is a threshold on the hit count, fitted on ``train`` (the threshold and the side
-with the best training accuracy); the AUROC of the raw hit count is printed beside it (no
-fitting). Same data and splits as the runner (gs_bench.runners.gess, ``track_sizes``; events
-from the Track cache, simulated only where PYTHIA 8 + ACTS are installed).
+with the best training accuracy: ``gs_metrics.fit_threshold_classifier``, the rule of the
+"hit-count threshold" row of the gess report); the AUROC of the raw hit count
+(``gs_metrics.auroc``) is printed beside it (no fitting). Same data and splits as the runner
+(gs_bench.runners.gess, ``track_sizes``; events from the Track cache, simulated only where
+PYTHIA 8 + ACTS are installed).
 
     python apps/bench/checks/track_hit_count_baseline.py [--sizes ci] [--records DIR]
 
@@ -33,33 +35,13 @@ PARTS = ("train", "iid_val", "iid_test", "ood_val", "ood_test")
 HERE = Path(__file__).resolve().parent
 
 
-def auroc(score: np.ndarray, y: np.ndarray) -> float:
-    """Rank AUROC (ties count one half)."""
-    pos, neg = score[y == 1], score[y == 0]
-    if pos.size == 0 or neg.size == 0:
-        return float("nan")
-    greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
-    return float(greater / (pos.size * neg.size))
-
-
-def fit_threshold(n: np.ndarray, y: np.ndarray) -> tuple[float, int]:
-    """(threshold, side): predict ``side`` when ``n > threshold``; best training accuracy."""
-    best = (-1.0, 0.0, 1)
-    for t in np.unique(n):
-        for side in (1, 0):
-            pred = np.where(n > t, side, 1 - side)
-            acc = float((pred == y).mean())
-            if acc > best[0]:
-                best = (acc, float(t), side)
-    return best[1], best[2]
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="ci", help="track_sizes of the runner (demo, ci, paper)")
     ap.add_argument("--records", type=Path, default=HERE.parent / "measured" / "ci-gess",
                     help="a run folder with results.jsonl or results/*.json to print beside")
     args = ap.parse_args(argv)
+    import gs_metrics as gm
     from gs_bench.runners import gess
 
     recs = []
@@ -71,13 +53,13 @@ def main(argv: list[str] | None = None) -> int:
         ds = gess._dataset(name, {"track_sizes": args.sizes}, "no-info")
         hits = ds.num_hits().astype(np.float64)
         masks, y = ds.split.masks, np.asarray(ds.y)
-        t, side = fit_threshold(hits[masks["train"]], y[masks["train"]])
-        print(f"{name} (sizes {args.sizes}): threshold {t:.0f} hits, signal {'above' if side else 'below'}")
+        rule = gm.fit_threshold_classifier(hits[masks["train"]], y[masks["train"]])
+        print(f"{name} (sizes {args.sizes}): threshold {rule.threshold:.0f} hits, "
+              f"signal {'above' if rule.side else 'below'}")
         for part in PARTS:
             m = masks[part]
-            pred = np.where(hits[m] > t, side, 1 - side)
-            print(f"  {part:9s} n={int(m.sum()):4d}  hit-count accuracy {100 * (pred == y[m]).mean():6.2f}  "
-                  f"AUROC {100 * auroc(hits[m], y[m]):6.2f}  mean hits signal / background "
+            print(f"  {part:9s} n={int(m.sum()):4d}  hit-count accuracy {100 * rule.accuracy(hits[m], y[m]):6.2f}  "
+                  f"AUROC {100 * gm.auroc(hits[m], y[m]):6.2f}  mean hits signal / background "
                   f"{hits[m & (y == 1)].mean():7.1f} / {hits[m & (y == 0)].mean():7.1f}")
         for r in recs:
             p = r["job"]["params"]

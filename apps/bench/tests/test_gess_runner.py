@@ -157,6 +157,18 @@ def test_one_tiny_job_per_dataset_kind_and_algorithm(kinds, kind, algorithm):
             assert v >= 0 and (case.metric == "mae" or v <= 1)
     sizes = m["sizes"]
     assert sizes["train"] > 0 and sizes["ood_test"] > 0
+    # trivial baselines of the job's own parts, in the metric's unit
+    want = {"accuracy": {"majority class"}, "auroc": {"AUC 50"}, "mae": {"train mean"}}[case.metric]
+    if case.family == "track":
+        want = want | {"hit-count threshold"}
+    assert set(m["baselines"]) == want
+    for b in m["baselines"].values():
+        assert b["test_id"] is not None and b["test_ood"] is not None
+        assert b["test_id"] >= 0 and (case.metric == "mae" or b["test_id"] <= 1)
+    # learning curves: one value per epoch run, the selection metric on both validation parts
+    c = m["curves"]
+    assert c["epoch"] == [0, 1] and set(c) == {"epoch", "train_loss", "iid_val", "ood_val"}
+    assert all(isinstance(v, float) and math.isfinite(v) for k in ("train_loss", "iid_val", "ood_val") for v in c[k])
     if algo in O_FEATURE:
         assert sizes["train_target"] > 0  # the unlabeled target pool reached the method
     if algo.startswith("tl-"):
@@ -413,29 +425,57 @@ def test_track_batch_size_applies_to_the_track_jobs_only():
         gess.Settings(track_batch_size=0)
 
 
-def _record(dataset, algorithm, test_id, test_ood, metric="accuracy"):
+LOW = {"accuracy": {"majority class": {"test_id": 0.5, "test_ood": 0.5}},
+       "mae": {"train mean": {"test_id": 1.0, "test_ood": 1.2}}}
+
+
+def _record(dataset, algorithm, test_id, test_ood, metric="accuracy", baselines="low", seed=0,
+            curves=None):
+    """A SYNTHETIC record: OOD-selected values as given; ID-selected ones swapped (so a report
+    that read the ID-selected track would decide otherwise); ``baselines="low"``: a trivial
+    baseline far below ERM (:data:`LOW`), ``None``: none (records written before them)."""
+    m = {"metric": metric, "level": gess.level_of(algorithm),
+         "id_sel_test_id": test_ood, "id_sel_test_ood": test_id,
+         "ood_sel_test_id": test_id, "ood_sel_test_ood": test_ood,
+         "sizes": {"train": 10, "iid_val": 2, "iid_test": 2, "ood_val": 2, "ood_test": 2}}
+    if baselines is not None:
+        m["baselines"] = LOW[metric] if baselines == "low" else baselines
+    if curves is not None:
+        m["curves"] = curves
     return {"status": "ok", "job": {"params": {"dataset": dataset, "backbone": "egnn", "algorithm": algorithm},
-                                    "seed": 0},
-            "metrics": {"metric": metric, "level": gess.level_of(algorithm),
-                        "id_sel_test_id": test_id, "id_sel_test_ood": test_ood,
-                        "ood_sel_test_id": test_id, "ood_sel_test_ood": test_ood,
-                        "sizes": {"train": 10, "iid_val": 2, "iid_test": 2, "ood_val": 2, "ood_test": 2}}}
+                                    "seed": seed}, "metrics": m}
 
 
-def test_orderings_table_decides_each_gess_finding_from_the_records():
-    """Synthetic records (made-up values) exercise each finding both ways."""
-    recs = [
-        _record("track-pileup-pu50", "erm", 0.80, 0.60), _record("track-pileup-pu50", "dann", 0.80, 0.65),
-        _record("track-signal-tau3mu", "erm", 0.70, 0.75), _record("track-signal-tau3mu", "dann", 0.7, 0.80),
+def _findings(recs) -> dict[tuple[str, str], str]:
+    table = gess.orderings(recs)
+    return {(r[0].split(" ")[0] + " " + r[0].split(" ")[1], r[2].split(" /")[0]): r[4] for r in table.rows}
+
+
+def _finding_records(erm_baselines=None):
+    """ERM and the other algorithms on four datasets; ``erm_baselines(dataset, erm Test-ID,
+    metric)`` gives the baselines of the ERM records (default: far below ERM)."""
+    def erm(dataset, test_id, test_ood, metric="accuracy"):
+        b = "low" if erm_baselines is None else erm_baselines(dataset, test_id, metric)
+        return _record(dataset, "erm", test_id, test_ood, metric, baselines=b)
+
+    return [
+        erm("track-pileup-pu50", 0.80, 0.60), _record("track-pileup-pu50", "dann", 0.80, 0.65),
+        erm("track-signal-tau3mu", 0.70, 0.75), _record("track-signal-tau3mu", "dann", 0.7, 0.80),
         _record("track-signal-tau3mu", "dir", 0.7, 0.70), _record("track-signal-tau3mu", "lri", 0.7, 0.76),
-        _record("molecular-fidelity", "erm", 0.30, 0.50, "mae"),
+        erm("molecular-fidelity", 0.30, 0.50, "mae"),
         _record("molecular-fidelity", "tl-20", 0.30, 0.40, "mae"),
-        _record("moleculeace-scaffold", "erm", 0.6, 0.5, "mae"),
+        erm("moleculeace-scaffold", 0.6, 0.5, "mae"),
         _record("moleculeace-scaffold", "tl-20", 0.6, 0.45, "mae"),
         _record("moleculeace-scaffold", "tl-100", 0.6, 0.47, "mae"),
     ]
+
+
+def test_orderings_table_decides_each_gess_finding_from_the_records():
+    """Synthetic records (made-up values) where ERM clearly beats the trivial baseline
+    exercise each finding both ways, on the OOD-selected values (GeSS's selection)."""
+    recs = _finding_records()
     table = gess.orderings(recs)
-    got = {(r[0].split(" ")[0] + " " + r[0].split(" ")[1], r[2].split(" /")[0]): r[4] for r in table.rows}
+    got = _findings(recs)
     assert got[("ERM does", "track-pileup-pu50")] == "holds"
     assert got[("ERM does", "track-signal-tau3mu")] == "does not hold"  # 70 < 75
     assert got[("ERM does", "molecular-fidelity")] == "holds"  # MAE 0.30 < 0.50: lower is better
@@ -445,5 +485,156 @@ def test_orderings_table_decides_each_gess_finding_from_the_records():
     assert got[("Par-Label TL", "moleculeace-scaffold")] == "does not hold"  # TL-100 MAE worse than TL-20
     assert [r for r in table.rows if "fidelity" in r[0]][0][4] == "holds"  # TL 0.40 < ERM 0.50
     assert len(table.rows) == 9  # 4 shift-hurts, no-info, 2 DA, TL with N, TL concept
+    assert "OOD-selected" in table.title and "ID-selected" not in table.title
     # the dataset table names the sample count of each part
     assert "Samples per part: train 10, iid_val 2" in gess.tables(recs)[0].note
+
+
+def test_no_finding_holds_where_erm_does_no_better_than_the_trivial_baseline():
+    def equal(dataset, erm_test_id, metric):  # the baseline scores what ERM scores on Test-ID
+        name = "train mean" if metric == "mae" else "majority class"
+        return {name: {"test_id": erm_test_id, "test_ood": 0.5}}
+
+    recs = _finding_records(equal)
+    got = _findings(recs)
+    assert len(got) == 9
+    for key, verdict in got.items():
+        assert verdict.startswith("not decided: ERM did not learn (ERM Test-ID "), key
+        assert "holds" not in verdict
+    assert got[("ERM does", "track-pileup-pu50")] == \
+        "not decided: ERM did not learn (ERM Test-ID 80.00 vs majority class 80.00)"
+    assert got[("ERM does", "molecular-fidelity")] == \
+        "not decided: ERM did not learn (ERM Test-ID 0.300 vs train mean 0.300)"
+
+
+def test_guard_uses_the_strongest_baseline_and_its_exact_margins():
+    def track(erm_id, base, hit=None):
+        b = {"majority class": {"test_id": base, "test_ood": 0.5}}
+        if hit is not None:
+            b["hit-count threshold"] = {"test_id": hit, "test_ood": 0.5, "threshold": 9.0, "signal": "above"}
+        return [_record("track-signal-tau3mu", "erm", erm_id, 0.6, baselines=b),
+                _record("track-signal-tau3mu", "dann", 0.6, 0.7)]
+
+    # 10 points above the majority class: judged (0.7 - 0.6 is 9.999... in floating point)
+    assert set(_findings(track(0.70, 0.60)).values()) == {"holds"}
+    assert all(v.startswith("not decided") for v in _findings(track(0.699, 0.60)).values())
+    # the hit-count threshold is the stronger baseline: 5 points below it is not enough
+    got = _findings(track(0.80, 0.50, hit=0.75))
+    assert set(got.values()) == {"not decided: ERM did not learn (ERM Test-ID 80.00 vs hit-count threshold 75.00)"}
+    # MAE: at most 0.8 x the train-mean predictor's
+    def fid(erm_id):
+        return [_record("molecular-fidelity", "erm", erm_id, 1.5, "mae",
+                        baselines={"train mean": {"test_id": 1.0, "test_ood": 1.2}})]
+
+    assert _findings(fid(0.8))[("ERM does", "molecular-fidelity")] == "holds"
+    assert _findings(fid(0.81))[("ERM does", "molecular-fidelity")] == \
+        "not decided: ERM did not learn (ERM Test-ID 0.810 vs train mean 1.000)"
+    assert gess.learned(0.70, 0.60, False) and not gess.learned(0.6999, 0.60, False)
+    assert gess.learned(0.8, 1.0, True) and not gess.learned(0.8001, 1.0, True)
+
+
+def test_records_without_baselines_give_not_decided_and_no_baseline_row():
+    """Records written before the baselines (e.g. the committed measured runs)."""
+    recs = [_record("track-signal-tau3mu", "erm", 0.9, 0.6, baselines=None),
+            _record("track-signal-tau3mu", "dann", 0.9, 0.8, baselines=None)]
+    assert set(_findings(recs).values()) == {"not decided: no baseline in the records"}
+    table = gess.tables(recs)[0]
+    assert [r[1] for r in table.rows] == ["erm", "dann"]
+    assert "No trivial baseline row" in table.note
+
+
+def test_tables_put_baselines_first_and_gess_selection_before_id_selection():
+    b = {"majority class": {"test_id": 0.5, "test_ood": 0.4, "class": 1},
+         "hit-count threshold": {"test_id": 0.6, "test_ood": 0.55, "threshold": 12.0, "signal": "above"}}
+    recs = [_record("track-signal-tau3mu", "erm", 0.9, 0.7, baselines=b, seed=s) for s in (0, 1)]
+    recs.append(_record("track-signal-tau3mu", "dann", 0.85, 0.75))
+    table = gess.tables(recs)[0]
+    assert table.columns[3:] == ["OOD-sel Test-ID", "OOD-sel Test-OOD", "ID-sel Test-ID", "ID-sel Test-OOD"]
+    assert "selected on Val-OOD" in table.title
+    rows = {r[1]: r for r in table.rows}
+    assert [r[1] for r in table.rows[:2]] == ["majority class", "hit-count threshold"]
+    assert rows["majority class"][0] == "—" and rows["majority class"][2] == "trivial"
+    assert rows["majority class"][3:] == ["50.00 ± 0.00", "40.00 ± 0.00"] * 2
+    assert rows["hit-count threshold"][3:5] == ["60.00 ± 0.00", "55.00 ± 0.00"]
+    # OOD-selected first (the record's ID-selected values are swapped, see _record)
+    assert rows["erm"][3:] == ["90.00 ± 0.00", "70.00 ± 0.00", "70.00 ± 0.00", "90.00 ± 0.00"]
+    # AUC: 50 by definition
+    auc = [_record("moleculeace-scaffold", "erm", 0.8, 0.7, "auroc",
+                   baselines={"AUC 50": {"test_id": 0.5, "test_ood": 0.5}})]
+    assert gess.tables(auc)[0].rows[0][1:5] == ["AUC 50", "trivial", "50.00 (n=1)", "50.00 (n=1)"]
+
+
+def test_trivial_baselines_are_fitted_on_the_jobs_train_part():
+    import types
+
+    import torch
+
+    def g(y, hits):
+        return types.SimpleNamespace(y=torch.tensor([float(y)]), pos=torch.zeros(hits, 3))
+
+    # Track: signal events (y=1) carry more hits in train and Test-ID; Test-OOD all above
+    parts = {"train": [g(0, 10), g(0, 11), g(0, 12), g(1, 30), g(1, 31)],
+             "iid_test": [g(0, 9), g(1, 40), g(0, 13), g(0, 5)],
+             "ood_test": [g(0, 60), g(1, 70)]}
+    b = gess.trivial_baselines(parts, gess.DATASETS["track-pileup-pu50"])
+    assert b["majority class"] == {"test_id": 0.75, "test_ood": 0.5, "class": 0}
+    assert b["hit-count threshold"] == {"test_id": 0.75, "test_ood": 0.5, "threshold": 12.0, "signal": "above"}
+    # regression: the train mean as prediction
+    parts = {"train": [g(1.0, 3), g(3.0, 3)], "iid_test": [g(2.0, 3), g(4.0, 3)], "ood_test": [g(6.0, 3)]}
+    b = gess.trivial_baselines(parts, gess.DATASETS["molecular-fidelity"])
+    assert b == {"train mean": {"test_id": 1.0, "test_ood": 4.0, "prediction": 2.0}}
+    # ROC-AUC: 50 by definition; an empty test part gives None
+    b = gess.trivial_baselines({"train": [g(1, 3)], "iid_test": [g(0, 3)]}, gess.DATASETS["moleculeace-scaffold"])
+    assert b == {"AUC 50": {"test_id": 0.5, "test_ood": 0.5}}
+    b = gess.trivial_baselines({"train": [g(1, 3)], "iid_test": [g(0, 3)]}, gess.DATASETS["track-signal-tau3mu"])
+    assert b["majority class"]["test_ood"] is None and b["hit-count threshold"]["threshold"] is None
+
+
+def test_learning_curves_are_compact_lists_per_epoch():
+    history = [{"epoch": 0, "train_loss": 0.693147181, "metrics": {"iid_val": {"accuracy": 0.512345678},
+                                                                  "ood_val": {"accuracy": 0.5}}},
+               {"epoch": 1, "train_loss": 0.61, "penalty": 3.0},  # not evaluated
+               {"epoch": 2, "train_loss": float("nan"), "metrics": {"iid_val": {"accuracy": 0.7},
+                                                                   "ood_val": {"accuracy": 0.6}}}]
+    c = gess.learning_curves(history, "accuracy")
+    assert c == {"epoch": [0, 1, 2], "train_loss": [0.69315, 0.61, None],
+                 "iid_val": [0.51235, None, 0.7], "ood_val": [0.5, None, 0.6]}
+
+
+def test_report_draws_learning_curves_and_none_for_old_records(tmp_path):
+    curves = {"epoch": [0, 1, 2], "train_loss": [0.7, 0.6, 0.5], "iid_val": [0.6, 0.7, 0.75],
+              "ood_val": [0.5, None, 0.6]}
+    recs = [_record("track-signal-tau3mu", "erm", 0.9, 0.7, curves=curves, seed=s) for s in (0, 1)]
+    recs += [_record("track-signal-tau3mu", "dann", 0.9, 0.7, curves=curves),
+             _record("molecular-fidelity", "erm", 0.3, 0.5, "mae", baselines=None)]  # no curves
+    figs = gess.figures(recs, tmp_path)
+    assert [f.path for f in figs] == ["gess_curves_track-signal-tau3mu.png"]
+    assert (tmp_path / figs[0].path).stat().st_size > 1000
+    assert "mean over 1/2 seeds" in figs[0].caption
+    epochs, mean = gess._mean_curve(recs[:2], "ood_val", 100.0)
+    assert epochs == [0, 2] and mean == pytest.approx([50.0, 60.0])
+    assert gess.figures([_record("molecular-fidelity", "erm", 0.3, 0.5, "mae")], tmp_path) == []
+
+
+def test_gess_report_of_records_renders_baselines_figure_and_verdicts(tmp_path):
+    """build_report on a results folder of SYNTHETIC gess records: the figure is written next
+    to report.md and linked from it."""
+    import json
+
+    from gs_bench.report import build_report
+    from gs_bench.store import ResultsStore
+
+    curves = {"epoch": [0, 1], "train_loss": [0.7, 0.6], "iid_val": [0.6, 0.7], "ood_val": [0.5, 0.6]}
+    recs = [_record("track-signal-tau3mu", "erm", 0.9, 0.7, curves=curves),
+            _record("track-signal-tau3mu", "dann", 0.9, 0.8, curves=curves)]
+    lines = []
+    for i, r in enumerate(recs):
+        r.update(key=f"k{i}", job={**r["job"], "suite": "gess", "settings": {}, "key": f"k{i}"})
+        lines.append(json.dumps(r))
+    (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n")
+    assert all(ResultsStore.check_record(r) is None for r in recs)
+    text = build_report(tmp_path).read_text()
+    assert "![track-signal-tau3mu: training loss" in text and "(gess_curves_track-signal-tau3mu.png)" in text
+    assert (tmp_path / "report" / "gess_curves_track-signal-tau3mu.png").is_file()
+    assert "| — | majority class | trivial | 50.00 (n=1) |" in text
+    assert "| DA (DANN) beats ERM under the signal shift |" in text and "| holds |" in text

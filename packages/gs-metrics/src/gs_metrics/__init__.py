@@ -1,4 +1,5 @@
-"""gs_metrics: calibration, detection, task metrics and label-free evaluation for graph models.
+"""gs_metrics: calibration, detection, task metrics, trivial baselines and label-free evaluation
+for graph models.
 
 Everything here is torch-free (numpy/scipy); torch tensors are accepted by duck typing. The
 LeBed estimator lives in :mod:`gs_metrics.lebed` (needs the ``lebed`` extra, i.e. torch) and
@@ -13,6 +14,13 @@ from gs_metrics.accumulate import (
     MeanAbsoluteErrorAccumulator,
     MisclassificationDetection,
     OODDetection,
+)
+from gs_metrics.baselines import (
+    ThresholdClassifier,
+    fit_threshold_classifier,
+    majority_class,
+    majority_class_accuracy,
+    mean_predictor_mae,
 )
 from gs_metrics.calibration import (
     ReliabilityBins,
@@ -97,6 +105,7 @@ __all__ = [
     "ReliabilityBins",
     "TASK_METRICS",
     "TaskMetric",
+    "ThresholdClassifier",
     "available_metrics",
     "get_metric",
     "register_metric",
@@ -129,12 +138,16 @@ __all__ = [
     "evaluated_edges",
     "expected_calibration_error",
     "fit_atc_threshold",
+    "fit_threshold_classifier",
     "fpr_at_tpr",
     "k_index",
     "l2_calibration_error",
     "max_prob_uncertainty",
+    "majority_class",
+    "majority_class_accuracy",
     "maximum_calibration_error",
     "mean_absolute_error",
+    "mean_predictor_mae",
     "misclassification_auroc",
     "negative_log_likelihood",
     "ood_detection_metrics",

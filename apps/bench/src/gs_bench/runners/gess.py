@@ -6,7 +6,10 @@ and DeepCoral (``coral``) at O-Feature, with the unlabeled target pool; ``tl-<N>
 Par-Label, ERM pre-training then full fine-tuning on N labelled OOD samples (the paper's
 TL-100 / TL-500 / TL-1000 are three algorithms, three report rows). Every epoch evaluates
 iid_val, iid_test, ood_val and ood_test; two selection tracks are kept (best on ID
-validation and best on OOD validation, appendix E) and both are reported.
+validation and best on OOD validation, appendix E) and both are reported, the OOD-selected one
+first: it is GeSS's selection (section 4.1, appendix F) and the one the findings use. Records
+also carry trivial baselines and learning curves; a finding is judged only where ERM beats the
+baselines (:func:`learned`).
 
 Datasets (one per GeSS shift case, table 2; all built by gs-data, whose geometric registry
 :data:`gs_data.geometric.GEOMETRIC_DATASETS` states each one's task, metric and shift):
@@ -39,7 +42,9 @@ from __future__ import annotations
 
 import inspect
 import logging
+import math
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from gs_bench.preflight import Problem
-from gs_bench.report import Table, fmt_mean_std, group_records
+from gs_bench.report import Figure, Table, fmt_mean_std, group_records
 from gs_bench.suites import SuiteConfig, SuiteConfigError, check_positive
 
 log = logging.getLogger(__name__)
@@ -640,6 +645,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         out[f"{sel}_sel_test_ood"] = float(track.metrics.get("ood_test", {}).get(case.metric, float("nan")))
         out[f"{sel}_sel_epoch"] = int(track.epoch)
     out["sizes"] = {k: len(v) for k, v in parts.items()}
+    out["baselines"] = trivial_baselines(parts, case)
+    out["curves"] = learning_curves(res.history, case.metric)
     if n_tl is not None:
         out["tl_n"] = n_tl
         out["pretrain_epoch"] = int(pre_epoch)
@@ -701,12 +708,97 @@ def order_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(jobs, key=rank)  # stable: the grid order within each rank
 
 
+# ------------------------------------------------------- trivial baselines, learning curves
+#: The report's name of the trivial baseline of each metric (its "algorithm" cell):
+#: accuracy, the majority class of ``train``; ROC-AUC, 50 by definition (any constant score);
+#: MAE, the train-label mean. Track adds :data:`HIT_COUNT`.
+BASELINE_OF_METRIC = {"accuracy": "majority class", "auroc": "AUC 50", "mae": "train mean"}
+#: Track's known shortcut: a threshold on the number of hits of an event
+#: (``apps/bench/checks/track_hit_count_baseline.py``).
+HIT_COUNT = "hit-count threshold"
+_TESTS = {"test_id": "iid_test", "test_ood": "ood_test"}
+
+
+def _finite_or_none(v: float) -> float | None:
+    return float(v) if v is not None and np.isfinite(v) else None
+
+
+def trivial_baselines(parts: dict[str, list], case) -> dict[str, dict[str, Any]]:
+    """What a predictor that learns nothing about the inputs scores on this job's Test-ID and
+    Test-OOD (``{name: {"test_id": v, "test_ood": v, ...}}``, the metric's unit: fractions for
+    ACC / AUC, eV for MAE; ``None`` for an empty part), fitted on the job's ``train`` part:
+
+    * ACC: the majority class of the train labels (``"class"``: which one);
+    * AUC: 0.5 (a constant score ranks no pair);
+    * MAE: the train-label mean as prediction (``"prediction"``);
+    * Track (ACC) also: the hit-count threshold (number of points ``g.pos.size(0)`` per event)
+      and direction with the best train accuracy (``"threshold"``, ``"signal"``: ``"above"``
+      or ``"below"``; a threshold of ``None`` predicts one class everywhere).
+
+    The functions are gs-metrics' (:mod:`gs_metrics.baselines`); every job stores them, the
+    report reads them from the ERM records (:func:`tables`, :func:`orderings`)."""
+    import gs_metrics as gm
+
+    def targets(part: str) -> np.ndarray:
+        return np.asarray([float(v) for g in parts.get(part, []) for v in g.y.reshape(-1).tolist()])
+
+    train = targets("train")
+    if train.size == 0:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    with warnings.catch_warnings():  # an empty test part gives None, not a warning per job
+        warnings.simplefilter("ignore", gm.EmptyEvaluationWarning)
+        if case.metric == "mae":
+            out[BASELINE_OF_METRIC["mae"]] = {
+                **{k: _finite_or_none(gm.mean_predictor_mae(train, targets(p))) for k, p in _TESTS.items()},
+                "prediction": float(f"{train.mean():.5g}")}
+        elif case.metric == "auroc":
+            out[BASELINE_OF_METRIC["auroc"]] = {k: 0.5 for k in _TESTS}
+        else:
+            out[BASELINE_OF_METRIC.get(case.metric, "majority class")] = {
+                **{k: _finite_or_none(gm.majority_class_accuracy(train, targets(p))) for k, p in _TESTS.items()},
+                "class": gm.majority_class(train)}
+        if case.family == "track" and case.metric == "accuracy":
+            def hits(part: str) -> np.ndarray:
+                return np.asarray([g.pos.size(0) for g in parts.get(part, [])], dtype=np.float64)
+
+            rule = gm.fit_threshold_classifier(hits("train"), train)
+            out[HIT_COUNT] = {
+                **{k: _finite_or_none(rule.accuracy(hits(p), targets(p))) for k, p in _TESTS.items()},
+                "threshold": _finite_or_none(rule.threshold), "signal": "above" if rule.side else "below"}
+    return out
+
+
+def _round5(v: Any) -> float | None:
+    """5 significant digits; ``None`` for a missing or non-finite value."""
+    return float(f"{v:.5g}") if v is not None and math.isfinite(v) else None
+
+
+def learning_curves(history: Sequence[dict[str, Any]], metric: str) -> dict[str, list]:
+    """The record's ``curves`` from gs-algos' ``FitResult.history``: per epoch (lists of equal
+    length) ``epoch``, ``train_loss`` (the method's training objective, penalties included)
+    and the selection metric ``metric`` on ``iid_val`` and ``ood_val`` (``None`` on an epoch
+    that was not evaluated), 5 significant digits. For ``tl-<N>``: the fine-tuning run."""
+    def val(h: dict[str, Any], part: str) -> float | None:
+        return _round5((h.get("metrics") or {}).get(part, {}).get(metric))
+
+    return {"epoch": [int(h["epoch"]) for h in history],
+            "train_loss": [_round5(h.get("train_loss")) for h in history],
+            "iid_val": [val(h, "iid_val") for h in history],
+            "ood_val": [val(h, "ood_val") for h in history]}
+
+
 # ---------------------------------------------------------------------------- report
 def _algo_rank(a: str) -> tuple[int, int]:
     n = tl_size(a)
     if n is not None:
         return (len(ALGORITHMS), n)
     return (ALGORITHMS.index(a) if a in ALGORITHMS else len(ALGORITHMS) - 1, 0)
+
+
+#: The table columns after backbone / algorithm / info level: GeSS's selection on Val-OOD
+#: first (section 4.1, appendix F), then the selection on Val-ID (appendix E's second track).
+SELECTION_COLUMNS = (("ood", "id"), ("ood", "ood"), ("id", "id"), ("id", "ood"))
 
 
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
@@ -721,10 +813,15 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
             metric = recs[0]["metrics"]["metric"]
             scale = 1.0 if metric == "mae" else 100.0
             row = [key[1], key[2], recs[0]["metrics"]["level"]]
-            for sel in ("id", "ood"):
-                for test in ("id", "ood"):
-                    row.append(fmt_mean_std([r["metrics"][f"{sel}_sel_test_{test}"] for r in recs], scale=scale, digits=3 if metric == "mae" else 2))
+            for sel, test in SELECTION_COLUMNS:
+                row.append(fmt_mean_std([r["metrics"][f"{sel}_sel_test_{test}"] for r in recs], scale=scale, digits=3 if metric == "mae" else 2))
             rows.append(row)
+        erm = [r for k in keys if k[2] == "erm" for r in groups[k]]
+        base_rows = []
+        for name, vals in _baseline_values(erm).items():
+            cells = [fmt_mean_std(vals[t], scale=scale, digits=3 if metric == "mae" else 2) for t in ("test_id", "test_ood")]
+            base_rows.append(["—", name, "trivial", *cells, *cells])
+        rows = base_rows + rows
         from gs_data.geometric import GEOMETRIC_METRICS
 
         label = GEOMETRIC_METRICS.get(metric, metric)
@@ -733,17 +830,41 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         stand = f" (offline stand-in for {spec.stand_in_for}, ours)" if spec is not None and spec.stand_in else ""
         sizes = _part_sizes(groups, keys)
         out.append(Table(
-            f"GeSS {ds}{stand}: Test-ID / Test-OOD {unit}, mean ± std over seeds (table 3 layout)",
-            ["backbone", "algorithm", "info level", "ID-sel Test-ID", "ID-sel Test-OOD", "OOD-sel Test-ID", "OOD-sel Test-OOD"],
+            f"GeSS {ds}{stand}: Test-ID / Test-OOD {unit}, mean ± std over seeds, selected on Val-OOD as "
+            f"GeSS (table 3 layout)",
+            ["backbone", "algorithm", "info level", "OOD-sel Test-ID", "OOD-sel Test-OOD", "ID-sel Test-ID",
+             "ID-sel Test-OOD"],
             rows,
-            note="ID-sel / OOD-sel: model selected on ID / OOD validation (GeSS appendix E). "
-                 "tl-<N>: Par-Label fine-tuning on N labelled OOD samples (GeSS TL-100/500/1000)."
+            note="OOD-sel: the epoch with the best Val-OOD metric, GeSS's model selection (section 4.1, "
+                 "appendix F) and the values the findings below use; ID-sel: the best Val-ID epoch "
+                 "(appendix E's second track). tl-<N>: Par-Label fine-tuning on N labelled OOD samples "
+                 "(GeSS TL-100/500/1000). "
+                 + ("Info level \"trivial\": a predictor that learns nothing from the inputs, fitted "
+                    "on train (majority class, train mean; AUC 50 by definition; Track: the best "
+                    "threshold on the hit count), the same in both selection columns; values from "
+                    "the ERM records." if base_rows else
+                    "No trivial baseline row: the ERM records carry none (written before gs-bench "
+                    "stored them), so the findings on this dataset are not decided.")
                  + (f" Samples per part: {sizes}." if sizes else ""),
         ))
     order = orderings(records)
     if order.rows:
         out.append(order)
     return out
+
+
+def _baseline_values(erm: Sequence[dict[str, Any]]) -> dict[str, dict[str, list[float]]]:
+    """``{baseline name: {"test_id": [...], "test_ood": [...]}}`` over the records ``erm``
+    that carry ``baselines`` (:func:`trivial_baselines`; records written before it have none),
+    missing values left out; a baseline without any value is left out."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for r in erm:
+        for name, b in (r["metrics"].get("baselines") or {}).items():
+            for test in ("test_id", "test_ood"):
+                v = b.get(test)
+                if v is not None and math.isfinite(v):
+                    out.setdefault(name, {"test_id": [], "test_ood": []})[test].append(float(v))
+    return {k: v for k, v in out.items() if v["test_id"] or v["test_ood"]}
 
 
 def _part_sizes(groups: dict, keys: list) -> str:
@@ -775,16 +896,50 @@ FINDINGS = (
 )
 
 
+#: The guard of every finding (:func:`learned`): ERM beats the strongest trivial baseline on
+#: Test-ID by at least this many points (ACC / AUC, in %) ...
+GUARD_POINTS = 10.0
+#: ... or, for MAE, reaches at most this fraction of the strongest baseline's Test-ID MAE.
+GUARD_MAE_RATIO = 0.8
+
+
 def _ood(recs: Sequence[dict[str, Any]], test: str = "ood") -> float:
-    """Mean over seeds of the ID-selected Test-OOD (or Test-ID) value."""
-    return float(np.mean([r["metrics"][f"id_sel_test_{test}"] for r in recs]))
+    """Mean over seeds of the OOD-selected Test-OOD (or Test-ID) value: GeSS's selection on
+    Val-OOD (section 4.1, appendix F)."""
+    return float(np.mean([r["metrics"][f"ood_sel_test_{test}"] for r in recs]))
+
+
+def learned(erm_test_id: float, baseline_test_id: float, lower_is_better: bool) -> bool:
+    """Whether ERM learned more than a trivial baseline, judged on Test-ID: ACC / AUC
+    (fractions) at least :data:`GUARD_POINTS` points above it; MAE at most
+    :data:`GUARD_MAE_RATIO` times its MAE (20 % lower). Rounding noise of the stored values
+    (1e-9) does not decide it."""
+    if lower_is_better:
+        return erm_test_id <= GUARD_MAE_RATIO * baseline_test_id + 1e-9
+    return 100.0 * (erm_test_id - baseline_test_id) >= GUARD_POINTS - 1e-9
+
+
+def _guard(erm: Sequence[dict[str, Any]], lower: bool, f) -> str | None:
+    """``None`` when a (dataset, backbone)'s findings can be judged, else the verdict that
+    replaces theirs: ERM (OOD-selected Test-ID, mean over seeds) against the strongest trivial
+    baseline of its records (:func:`learned`)."""
+    base = {name: float(np.mean(v["test_id"])) for name, v in _baseline_values(erm).items() if v["test_id"]}
+    if not base:
+        return "not decided: no baseline in the records"
+    name = (min if lower else max)(base, key=base.__getitem__)
+    erm_id = _ood(erm, "id")
+    if learned(erm_id, base[name], lower):
+        return None
+    return f"not decided: ERM did not learn (ERM Test-ID {f(erm_id)} vs {name} {f(base[name])})"
 
 
 def orderings(records: Sequence[dict[str, Any]]) -> Table:
     """GeSS's findings (:data:`FINDINGS`) checked on the records: one row per (finding,
-    dataset, backbone) that the run can decide, with the values it rests on and whether it
-    holds. Values are ID-selected (GeSS's main tables) means over seeds; ACC/AUC in %, MAE in
-    eV (lower is better). With one seed, differences of a point or two are within noise."""
+    dataset, backbone) that the run can check, with the values it rests on and whether it
+    holds. Values are OOD-selected (GeSS's selection on Val-OOD) means over seeds; ACC/AUC in
+    %, MAE in eV (lower is better). A finding is judged only where ERM learned more than the
+    strongest trivial baseline (:func:`learned`); elsewhere its verdict is "not decided" with
+    the two values. With one seed, differences of a point or two are within noise."""
     groups = group_records(records, ("dataset", "backbone", "algorithm"))
     rows: list[list[str]] = []
     by_point: dict[tuple[str, str], dict[str, list]] = {}
@@ -805,10 +960,12 @@ def orderings(records: Sequence[dict[str, Any]]) -> Table:
             return a < b if lower else a > b
 
         erm_ood, erm_id = _ood(algos["erm"]), _ood(algos["erm"], "id")
+        undecided = _guard(algos["erm"], lower, f)
 
-        def row(fid: str, evidence: str, holds: bool, where: str = f"{ds} / {bb}") -> None:
-            rows.append([text[fid][0], text[fid][1], where, evidence,
-                         "holds" if holds else "does not hold"])
+        def row(fid: str, evidence: str, holds: bool, where: str = f"{ds} / {bb}",
+                undecided: str | None = undecided) -> None:
+            verdict = undecided or ("holds" if holds else "does not hold")
+            rows.append([text[fid][0], text[fid][1], where, evidence, verdict])
 
         row("shift-hurts", f"ERM Test-ID {f(erm_id)}, Test-OOD {f(erm_ood)}", better(erm_id, erm_ood))
         no_info = [a for a in ("vrex", "groupdro", "dir", "lri", "mixup") if a in algos]
@@ -835,10 +992,81 @@ def orderings(records: Sequence[dict[str, Any]]) -> Table:
             best = min(vals) if lower else max(vals)
             row("tl-concept", f"best TL {f(best)} vs ERM {f(erm_ood)}", better(best, erm_ood))
     return Table(
-        "GeSS findings checked on this run (ID-selected Test-OOD unless named)",
+        "GeSS findings checked on this run (OOD-selected, GeSS's selection; Test-OOD unless named)",
         ["finding", "GeSS", "case", "ours", "on our data"],
         rows,
-        note="ACC/AUC in %, MAE in eV (lower is better). One row per case the run can decide; "
-             "a finding whose algorithms were not run is not listed. With one seed, differences "
-             "of a point or two are within seed noise (GeSS reports means of 3 seeds).",
+        note="ACC/AUC in %, MAE in eV (lower is better); values selected on Val-OOD, means over "
+             "seeds. One row per case the run can check; a finding whose algorithms were not run "
+             "is not listed. A finding is judged only where ERM learned: its Test-ID beats the "
+             f"strongest trivial baseline of the dataset table by at least {GUARD_POINTS:g} points "
+             f"(ACC/AUC), or its MAE is at most {GUARD_MAE_RATIO:g} x the train-mean predictor's; "
+             "elsewhere \"not decided\" gives the two values. With one seed, differences of a "
+             "point or two are within seed noise (GeSS reports means of 3 seeds).",
     )
+
+
+def _mean_curve(recs: Sequence[dict[str, Any]], key: str, scale: float) -> tuple[list[int], list[float]]:
+    """Epochs and the mean over ``recs`` (seeds) of ``curves[key]`` at each epoch that has a
+    value in at least one record."""
+    by_epoch: dict[int, list[float]] = {}
+    for r in recs:
+        c = r["metrics"]["curves"]
+        for e, v in zip(c.get("epoch", []), c.get(key, []), strict=False):
+            if v is not None and math.isfinite(v):
+                by_epoch.setdefault(int(e), []).append(float(v) * scale)
+    epochs = sorted(by_epoch)
+    return epochs, [float(np.mean(by_epoch[e])) for e in epochs]
+
+
+def figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Figure]:
+    """Learning curves, one PNG per dataset (``gess_curves_<dataset>.png`` in the report
+    folder): training loss, Val-ID and Val-OOD selection metric against the epoch, one line
+    per (algorithm, backbone), the mean over seeds, from the records' ``curves``
+    (:func:`learning_curves`). Records written before them have none: no figure for their
+    dataset. matplotlib (Agg) is imported only when there is a curve to draw."""
+    groups = group_records(records, ("dataset", "backbone", "algorithm"))
+    with_curves = {k: [r for r in recs if r["metrics"].get("curves")] for k, recs in groups.items()}
+    with_curves = {k: v for k, v in with_curves.items() if v}
+    if not with_curves:
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from gs_data.geometric import GEOMETRIC_METRICS
+
+    out = []
+    for ds in sorted({k[0] for k in with_curves}):
+        keys = sorted((k for k in with_curves if k[0] == ds), key=lambda k: (k[1], _algo_rank(k[2])))
+        metric = with_curves[keys[0]][0]["metrics"]["metric"]
+        scale = 1.0 if metric == "mae" else 100.0
+        unit = "MAE (eV)" if metric == "mae" else f"{GEOMETRIC_METRICS.get(metric, metric)} (%)"
+        several_backbones = len({k[1] for k in keys}) > 1
+        fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+        colors = plt.get_cmap("tab20" if len(keys) > 10 else "tab10")
+        for i, key in enumerate(keys):
+            recs = with_curves[key]
+            label = f"{key[2]} ({key[1]})" if several_backbones else key[2]
+            for ax, (field, s) in zip(axes, (("train_loss", 1.0), ("iid_val", scale), ("ood_val", scale)),
+                                      strict=True):
+                epochs, mean = _mean_curve(recs, field, s)
+                if epochs:
+                    ax.plot(epochs, mean, color=colors(i % colors.N), label=label, lw=1.2,
+                            marker="." if len(epochs) <= 30 else None)
+        for ax, title in zip(axes, ("training loss (the method's objective)", f"Val-ID {unit}",
+                                    f"Val-OOD {unit} (GeSS selects here)"), strict=True):
+            ax.set_title(title, fontsize=9)
+            ax.set_xlabel("epoch")
+            ax.grid(alpha=0.3)
+        axes[-1].legend(fontsize=7, loc="best")
+        fig.suptitle(f"GeSS {ds}: learning curves", fontsize=10)
+        fig.tight_layout()
+        name = f"gess_curves_{ds}.png".replace("/", "_")
+        fig.savefig(report_dir / name, dpi=100)
+        plt.close(fig)
+        seeds = sorted({len(with_curves[k]) for k in keys})
+        out.append(Figure(name, f"{ds}: training loss and the selection metric ({unit}) on Val-ID "
+                                f"and Val-OOD per epoch, mean over {'/'.join(map(str, seeds))} "
+                                f"seed{'s' if seeds != [1] else ''}; the tl-<N> rows show their "
+                                "fine-tuning run (their ERM pre-training follows the erm row's protocol)."))
+    return out
