@@ -132,16 +132,29 @@ class _SplitLinear(nn.Module):
                 extra: Tensor | None, geom: Tensor | None, encoder: nn.Linear | None) -> Tensor:
         c = self.channels
         w = self.weight
-        out = F.linear(h_a, w[:, :c]).index_select(0, idx_a)
-        out = out + F.linear(h_b, w[:, c : 2 * c]).index_select(0, idx_b)
-        bias = self.bias
+        # the per-edge inputs (extra, raw edge features) in one matrix product with the
+        # bias, then the two gathered per-point products: 2 additions of (E, out)
+        cols, mats, bias = [], [], self.bias
         if self.extra:
-            out = out + F.linear(extra, w[:, 2 * c : 2 * c + self.extra])
+            cols.append(extra)
+            mats.append(w[:, 2 * c : 2 * c + self.extra])
         if self.enc:
             w_e = w[:, 2 * c + self.extra :]
-            out = out + F.linear(geom, w_e @ encoder.weight)
+            cols.append(geom)
+            mats.append(w_e @ encoder.weight)
             bias = bias + w_e @ encoder.bias
-        return out + bias
+        if cols:
+            out = torch.addmm(bias, torch.cat(cols, dim=-1), torch.cat(mats, dim=-1).t())
+        else:
+            out = bias.expand(idx_a.numel(), -1)
+        out = out + F.linear(h_a, w[:, :c]).index_select(0, idx_a)
+        return out + F.linear(h_b, w[:, c : 2 * c]).index_select(0, idx_b)
+
+
+def _sum_at(values: Tensor, index: Tensor, size: int) -> Tensor:
+    """``out[n] = sum of values[e] with index[e] == n`` by ``index_add_`` (its backward is an
+    ``index_select``, cheaper than the ``gather`` of a broadcast ``scatter_add``)."""
+    return values.new_zeros(size, values.size(1)).index_add_(0, index, values)
 
 
 class PointCloudBackbone(nn.Module):
@@ -382,7 +395,7 @@ class EGNNLayer(nn.Module):
         m = self.phi_e_rest(self.edge_in(h, h, j, i, d2, geom, encoder))
         if edge_weight is not None:  # GeSS E_GCL_mask: edge_feat = edge_attn * edge_feat
             m = m * edge_weight
-        agg = scatter(m, j, dim=0, dim_size=h.size(0), reduce="sum")
+        agg = _sum_at(m, j, h.size(0))
         if self.phi_x is not None:
             pos = pos + scatter(rel * self.phi_x(m), j, dim=0, dim_size=h.size(0), reduce="mean")
         return self.act(self.norm(self.phi_h(torch.cat([h, agg], dim=-1)))), pos
@@ -462,7 +475,8 @@ class _EdgeConv(nn.Module):
         msg = self.rest(pre + bias)
         if edge_weight is not None:
             msg = msg * edge_weight
-        out = scatter(msg, i, dim=0, dim_size=h.size(0), reduce="mean")
+        counts = torch.bincount(i, minlength=h.size(0)).clamp(min=1).unsqueeze(-1)
+        out = _sum_at(msg, i, h.size(0)) / counts.to(msg.dtype)
         return self.act(self.norm(self.post(out)))
 
 
@@ -514,8 +528,7 @@ class _TransformerBlock(nn.Module):
         msg = alpha * val
         if edge_weight is not None:
             msg = msg * edge_weight
-        out = scatter(msg, i, dim=0, dim_size=h.size(0), reduce="sum")
-        return F.relu(self.lin_out(out))
+        return F.relu(self.lin_out(_sum_at(msg, i, h.size(0))))
 
 
 class PointTransformer(PointCloudBackbone):
