@@ -246,3 +246,19 @@ def test_parallel_workers_give_the_same_events(cache, samples, tmp_path):
     par = generate_events("bkg", 5, 2, seed=11, cache_dir=root, n_workers=2)
     for c in HIT_COLUMNS:
         np.testing.assert_array_equal(par.hits[c], samples["bkg"].hits[c])
+
+
+def test_parallel_progress_is_reported_as_each_event_finishes(cache, tmp_path):
+    """With worker processes the callback fires once per event while the others still run
+    (it used to fire only when every event was done: a progress bar stood at 0 until then)."""
+    root = _fresh_cache(cache, tmp_path / "progress")
+    n = 6
+    seen: list[tuple[int, int]] = []
+
+    def callback(done, total):
+        files = len(list(root.glob("bkg-*/events/*.npz")))
+        seen.append((done, files))
+
+    generate_events("bkg", 5, n, seed=12, cache_dir=root, n_workers=2, callback=callback)
+    assert [d for d, _ in seen] == list(range(1, n + 1))
+    assert seen[0][1] < n, f"the first report came after all {n} events were written: {seen}"

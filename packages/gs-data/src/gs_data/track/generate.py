@@ -16,7 +16,7 @@ import logging
 import multiprocessing
 import os
 from collections.abc import Callable
-from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -318,14 +318,13 @@ def _simulate(tasks, plans, seed, cache_root, config, n_workers, callback, done,
             for process, pileup, i, folder in tasks
         ]
         try:
-            pending = set(futures)
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
-                for fut in finished:
-                    fut.result()  # re-raise a worker error here
-                    done += 1
-                    if callback is not None:
-                        callback(done, total)
+            # one callback per finished event, as it finishes (waiting with FIRST_EXCEPTION
+            # returned only when every event was done: a progress bar stood at 0 until the end)
+            for fut in as_completed(futures):
+                fut.result()  # re-raise a worker error here
+                done += 1
+                if callback is not None:
+                    callback(done, total)
         except BaseException:
             for fut in futures:
                 fut.cancel()
