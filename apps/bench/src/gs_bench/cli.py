@@ -78,7 +78,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "run resumes where it stopped when you re-run the same command.",
     )
     run.add_argument("suite", help="suite name (see `gs-bench list`) or path to a suite .toml")
-    run.add_argument("--profile", default="demo", choices=PROFILES, help="demo (embedded data, minutes), ci (real data in ../shared/datasets), full (paper scale)")
+    run.add_argument("--profile", default="demo", choices=PROFILES, help="demo (embedded data, minutes), ci (real data in ../shared/datasets), paper (a suite's paper protocol where it defines one, e.g. gess on a GPU; else as full), full (the whole grid at paper scale)")
     run.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets (overrides the profile)")
     run.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods (overrides the profile; the gess suite's algorithms, e.g. erm dir tl-100)")
     run.add_argument("--backbones", nargs="+", metavar="NAME", help="only these backbones (suites with a backbone axis: gess)")

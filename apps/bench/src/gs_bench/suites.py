@@ -78,7 +78,7 @@ __all__ = [
     "RESOURCE_KEYS",
 ]
 
-PROFILES = ("demo", "ci", "full")
+PROFILES = ("demo", "ci", "paper", "full")
 
 
 class SuiteConfigError(ValueError):

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import math
 import re
 import warnings
@@ -186,7 +187,8 @@ class Settings:
     ``"uniform"`` (ours: N from the whole pool). ``track_batch_size``: the batch size of the
     Track jobs, over ``batch_size`` (ours, for small profiles: an event holds hundreds to
     thousands of hits, and a few hundred training events in batches of 64 give too few
-    optimiser steps to learn in a few epochs)."""
+    optimiser steps to learn in a few epochs). ``track_workers``: processes that simulate
+    missing Track events (default: one per CPU core)."""
 
     max_epochs: int | None = None
     batch_size: int | None = None
@@ -203,7 +205,7 @@ class Settings:
     track_sizes: str = "demo"
     track_cache_dir: str | None = None
     track_seed: int = 0
-    track_workers: int = 1
+    track_workers: int | None = None
     track_batch_size: int | None = None
     share_pretraining: bool = True
     par_label_draw: str = "gess"
@@ -490,7 +492,7 @@ def _dataset(name: str, settings: dict[str, Any], level: str):
         pu = int(case.case[2:]) if case.shift == "pileup" else 50
         kw = dict(sizes=_track_sizes(settings.get("track_sizes", "demo"), case.shift, pu),
                   cache_dir=settings.get("track_cache_dir"),
-                  n_workers=int(settings.get("track_workers", 1)))
+                  n_workers=int(settings.get("track_workers") or os.cpu_count() or 1))
     seed = int(settings.get("track_seed", 0)) if case.family == "track" else 0
     return gs_data.load_geometric(name, info_level=info, root=root, seed=seed, stand_in=False, **kw)
 
