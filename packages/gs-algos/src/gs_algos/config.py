@@ -38,6 +38,10 @@ _LOSS = "loss"
 _STOPPING = ("patience", "acc_or_nll")
 #: fields that do not change what is trained (left out of :meth:`TrainConfig.identity`)
 _NOT_IDENTITY = ("device",)
+#: fields added after keys were in use: part of :meth:`TrainConfig.identity` (and of the
+#: engine's checkpoint key) only when set, so every config that leaves them at their default
+#: keeps the key it had (shared members and checkpoints stay valid)
+_IDENTITY_IF_SET = {"standardize_targets": False}
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,24 @@ class TrainConfig:
         instead of 50). ``k > 1`` is applied as one pass with momentum ``1 - (1 - m)^k``
         for every batch norm of momentum ``m``: exactly the statistics of ``k`` identical
         passes (without dropout between them), at the cost of one.
+    standardize_targets
+        Regression only (ours, off by default; GeSS's code trains on raw targets): the model
+        trains on the targets standardised with the training part's mean and standard
+        deviation (``n - 1``): the loss (MSE) is computed against ``(y - mean) / std`` and the
+        outputs are read as standardised values, which every evaluation maps back, so the
+        selection metric, the tracks' metrics and :class:`~gs_algos.engine.EpochInfo` are in the targets' own
+        units (eV for band gaps); the logged training loss is in standardised units. When the
+        run ends the map is folded into the last linear layer of the model's task head
+        (:func:`gs_algos.batch.head_of`: weights times ``std``, bias times ``std`` plus
+        ``mean``), in the model and in every track's kept weights, so the returned model
+        predicts in the targets' units (:func:`gs_algos.engine.fold_target_scale`). It matters
+        where the targets sit far from zero relative to the number of optimisation steps:
+        Adam moves each weight by about ``lr`` per step, so a default head needs thousands of
+        steps to reach band gaps of 5-7 eV (GeSS's QMOF training makes about 4,300; a
+        hundred-molecule training part a few dozen to a few hundred). A checkpoint holds the
+        unfolded weights (a resumed run folds once, at its end).
+        :func:`~gs_algos.finetune.finetune_graph` ignores it: a pre-trained (folded) model
+        is fine-tuned on the raw targets.
     device
         Where training runs: ``"auto"`` (default: CUDA when available, else CPU), ``"cpu"``,
         ``"cuda"`` or ``"cuda:<index>"`` (:mod:`gs_algos.device`). The engine moves the model,
@@ -133,6 +155,7 @@ class TrainConfig:
     stopping: str = "patience"
     norm_updates_per_step: int = 1
     extra: dict = field(default_factory=dict)
+    standardize_targets: bool = False
     device: str = "auto"
 
     def __post_init__(self) -> None:
@@ -169,6 +192,10 @@ class TrainConfig:
             )
         if self.stopping not in _STOPPING:
             raise ValueError(f"stopping must be one of {_STOPPING}, got {self.stopping!r}")
+        if self.standardize_targets and self.task != "regression":
+            raise ValueError(
+                f"standardize_targets applies to regression only, got task={self.task!r}"
+            )
         if self.stopping == "acc_or_nll" and self.task != "multiclass":
             raise ValueError(
                 f"stopping='acc_or_nll' needs task='multiclass' (accuracy and NLL), got {self.task!r}"
@@ -186,9 +213,13 @@ class TrainConfig:
     def identity(self) -> str:
         """``repr`` of everything that determines what is trained: every field but
         :attr:`device` (the key of shared members and checkpoints, so a member trained on a
-        GPU is reused on a CPU and a run resumes on another device)."""
+        GPU is reused on a CPU and a run resumes on another device); a field added later
+        (:attr:`standardize_targets`) only when set, so the keys of configs without it are
+        those they had before it existed."""
         body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
-                         if f.repr and f.name not in _NOT_IDENTITY)
+                         if f.repr and f.name not in _NOT_IDENTITY
+                         and not (f.name in _IDENTITY_IF_SET
+                                  and getattr(self, f.name) == _IDENTITY_IF_SET[f.name]))
         return f"{type(self).__qualname__}({body})"
 
     # ----------------------------------------------------------------- presets

@@ -52,6 +52,8 @@ __all__ = [
     "predict_node",
     "predict_graph",
     "evaluate_outputs",
+    "fold_target_scale",
+    "TargetScale",
     "seeded",
     "sample_neighbors",
 ]
@@ -367,8 +369,13 @@ def _config_key(cfg: TrainConfig) -> dict:
     device (a run may resume on another device)."""
     from dataclasses import asdict
 
+    from gs_algos.config import _IDENTITY_IF_SET
+
     key = asdict(cfg)
     key.pop("device", None)
+    for name, default in _IDENTITY_IF_SET.items():  # left at their default: the key is as before
+        if key.get(name) == default:
+            key.pop(name)
     return key
 
 
@@ -414,6 +421,75 @@ def _check_outputs(out: Tensor, task: str, num_classes: int | None, what: str) -
         raise ValueError(
             f"a {task} task needs a model with 1 output, got output size {out.size(1)}"
         )
+
+
+@dataclass(frozen=True)
+class TargetScale:
+    """Standardisation of regression targets (:attr:`TrainConfig.standardize_targets`):
+    ``mean`` and ``std`` of the training part's targets; the model trains on
+    :meth:`to_model` values and its outputs are read back with :meth:`to_targets`."""
+
+    mean: float
+    std: float
+
+    def to_model(self, y: Tensor) -> Tensor:
+        """``(y - mean) / std``: the values the model is trained to output."""
+        return (y - self.mean) / self.std
+
+    def to_targets(self, out: Tensor) -> Tensor:
+        """``out * std + mean``: outputs in the targets' units (the inverse of :meth:`to_model`)."""
+        return out * self.std + self.mean
+
+    @classmethod
+    def of(cls, y: Tensor) -> TargetScale:
+        """Mean and standard deviation (``n - 1``) of ``y``; a std of 0 (constant targets) or
+        of a single target is taken as 1, so the map is then a shift."""
+        yf = y.detach().reshape(-1).double()
+        if yf.numel() == 0 or not bool(torch.isfinite(yf).all()):
+            raise ValueError("standardize_targets needs finite training targets")
+        std = float(yf.std()) if yf.numel() > 1 else 0.0
+        return cls(float(yf.mean()), std if std > 0 else 1.0)
+
+
+def _output_layer(model: nn.Module) -> tuple[str, nn.Linear]:
+    """The qualified name and module of the last ``nn.Linear`` of ``model``'s task head
+    (:func:`gs_algos.batch.head_of`), which must have one output and a bias."""
+    from gs_algos.batch import head_of
+
+    head = head_of(model)
+    linears = [m for m in head.modules() if isinstance(m, nn.Linear)]
+    last = linears[-1] if linears else None
+    if last is None or last.out_features != 1 or last.bias is None:
+        what = "none" if last is None else (
+            f"one with {last.out_features} outputs" if last.out_features != 1 else "one without bias")
+        raise TypeError(
+            f"standardize_targets needs the head of {type(model).__name__} to end in an nn.Linear "
+            f"with one output and a bias (the standardisation is folded into it), found {what}"
+        )
+    name = next(n for n, m in model.named_modules() if m is last)
+    return name, last
+
+
+def fold_target_scale(model: nn.Module, scale: TargetScale,
+                      states: Sequence[dict[str, Tensor]] = ()) -> None:
+    """Fold ``scale`` into the last linear layer of ``model``'s head (weights times ``std``,
+    bias times ``std`` plus ``mean``), so the model outputs ``scale.to_targets`` of what it
+    output before; the same for each state dict in ``states`` (kept weights of the tracks)."""
+    name, last = _output_layer(model)
+    with torch.no_grad():
+        last.weight.mul_(scale.std)
+        last.bias.mul_(scale.std).add_(scale.mean)
+    for st in states:
+        st[f"{name}.weight"] = st[f"{name}.weight"] * scale.std
+        st[f"{name}.bias"] = st[f"{name}.bias"] * scale.std + scale.mean
+
+
+def _fold_result(model: nn.Module, scale: TargetScale | None, res: FitResult) -> FitResult:
+    """After a standardised run: the model and every track's kept weights predict in the
+    targets' units."""
+    if scale is not None:
+        fold_target_scale(model, scale, [tr.state for tr in res.tracks.values() if tr.state is not None])
+    return res
 
 
 def _num_domains(domain: Tensor | None) -> int:
@@ -541,6 +617,12 @@ def fit_node(
         num_classes = int(y[y >= 0].max()) + 1
     train_idx = torch.nonzero(train_mask).flatten()
     eval_parts = [p for p in (cfg.eval_parts or parts.keys()) if p in parts]
+    scale = None
+    y_fit = y  # the labels the model trains on (standardised with standardize_targets)
+    if cfg.standardize_targets:
+        _output_layer(model)
+        scale = TargetScale.of(y[train_idx])
+        y_fit = scale.to_model(y.float())
 
     with fork_rng_of(dev), _on_device(model, meth, dev):
         torch.manual_seed(cfg.seed)
@@ -567,7 +649,7 @@ def fit_node(
                 task=cfg.task,
                 data=data,
                 labeled=train_idx,
-                y=y[train_idx],
+                y=y_fit[train_idx],
                 domain=domain[train_idx] if domain is not None else None,
                 target=target_idx,
             )
@@ -576,7 +658,7 @@ def fit_node(
             if cfg.batch_size is None:
                 batches = [full_batch()]
             else:
-                batches = _node_minibatches(data, train_idx, y, domain, cfg, gen)
+                batches = _node_minibatches(data, train_idx, y_fit, domain, cfg, gen)
             total, logs_acc = 0.0, {}
             for b in batches:
                 opt.zero_grad(set_to_none=True)
@@ -590,6 +672,8 @@ def fit_node(
 
         def evaluate() -> dict:
             _, out = meth.predict(model, "node", data)
+            if scale is not None:
+                out = scale.to_targets(out)
             res = {
                 p: evaluate_outputs(out[parts[p]], y[parts[p]], cfg.task) for p in eval_parts
             }
@@ -602,10 +686,10 @@ def fit_node(
             return res
 
         with batch_norm_updates(model, int(cfg.norm_updates_per_step)):
-            return _Loop(
+            return _fold_result(model, scale, _Loop(
                 model, meth, cfg, train_epoch, evaluate, callback, checkpoint_dir,
                 checkpoint_every, resume, dev,
-            ).run()
+            ).run())
 
 
 def _generator_on(gen: torch.Generator, device: torch.device) -> torch.Generator:
@@ -761,6 +845,10 @@ def fit_graph(
     if cfg.task == "multiclass" and num_classes is None:
         num_classes = int(torch.cat([g.y.reshape(-1) for g in train]).max()) + 1
     eval_y = {p: torch.cat([g.y.reshape(-1) for g in parts[p]]).to(dev) for p in eval_parts}
+    scale = None
+    if cfg.standardize_targets:
+        _output_layer(model)  # a head the standardisation can be folded into, before training
+        scale = TargetScale.of(torch.cat([g.y.reshape(-1) for g in train]))
 
     with fork_rng_of(dev), _on_device(model, meth, dev):
         torch.manual_seed(cfg.seed)
@@ -788,12 +876,13 @@ def fit_graph(
             b = b.to(dev)
             tb = tb.to(dev) if tb is not None else None
             d = getattr(b, "domain", None)
+            y = b.y.reshape(-1) if cfg.task != "multiclass" else b.y.reshape(-1).long()
             return Batch(
                 level="graph",
                 task=cfg.task,
                 data=b,
                 labeled=torch.arange(b.num_graphs, device=dev),
-                y=b.y.reshape(-1) if cfg.task != "multiclass" else b.y.reshape(-1).long(),
+                y=scale.to_model(y) if scale is not None else y,
                 domain=d.reshape(-1).long() if d is not None else None,
                 target_data=tb,
             )
@@ -832,11 +921,12 @@ def fit_graph(
             res = {}
             for p in eval_parts:
                 _, out = predict_graph(model, parts[p], meth, bs)
-                res[p] = evaluate_outputs(out, eval_y[p], cfg.task)
+                res[p] = evaluate_outputs(scale.to_targets(out) if scale is not None else out,
+                                          eval_y[p], cfg.task)
             return res
 
         with batch_norm_updates(model, int(cfg.norm_updates_per_step)):
-            return _Loop(
+            return _fold_result(model, scale, _Loop(
                 model, meth, cfg, train_epoch, evaluate, callback, checkpoint_dir,
                 checkpoint_every, resume, dev,
-            ).run()
+            ).run())

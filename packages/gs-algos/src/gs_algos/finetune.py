@@ -61,6 +61,12 @@ def choose_labeled_per_half(halves: Sequence[int] | np.ndarray, n_labels: int,
     return np.sort(np.concatenate(out))
 
 
+def _keep_head(config: TrainConfig) -> TrainConfig:
+    """``config`` without :attr:`~TrainConfig.standardize_targets`: fine-tuning starts from
+    a trained model whose outputs are in the targets' units."""
+    return config.replace(standardize_targets=False) if config.standardize_targets else config
+
+
 def finetune_graph(
     pretrained: nn.Module,
     parts: Mapping[str, Sequence[Any]],
@@ -79,7 +85,10 @@ def finetune_graph(
     draw of half of the labels from each (:func:`choose_labeled_per_half`); without it the
     labels are drawn uniformly from the whole pool (:func:`choose_labeled`, ours). The other
     parts (validation / test) are used as in :func:`fit_graph`; the copy is returned with
-    its result, ``pretrained`` is left unchanged.
+    its result, ``pretrained`` is left unchanged. The pre-trained model is fine-tuned on the
+    raw targets: ``config.standardize_targets`` is ignored here (a model trained with it
+    predicts in the targets' units already; standardising again with the few fine-tuning
+    labels would misread its outputs).
     """
     if pool_part not in parts:
         raise ValueError(f"pool part {pool_part!r} not among the parts {sorted(parts)}")
@@ -90,7 +99,7 @@ def finetune_graph(
         idx = choose_labeled_per_half(pool_halves, n_labels, seed)
     else:
         idx = choose_labeled(len(pool), n_labels, seed)
-    cfg = config if config is not None else TrainConfig.gess(level="par-label")
+    cfg = _keep_head(config if config is not None else TrainConfig.gess(level="par-label"))
     new_parts = {k: v for k, v in parts.items() if k != pool_part}
     new_parts[cfg.train_part] = [pool[i] for i in idx]
     model = copy.deepcopy(pretrained)
@@ -110,7 +119,8 @@ def finetune_node(
 ) -> tuple[nn.Module, FitResult]:
     """Node-level analogue of :func:`finetune_graph`: ``n_labels`` nodes of the mask
     ``pool_part`` become the training part of a fine-tuning run of a copy of
-    ``pretrained``."""
+    ``pretrained`` (``config.standardize_targets`` ignored, as there)."""
+    config = _keep_head(config)
     if pool_part not in masks:
         raise ValueError(f"pool part {pool_part!r} not among the masks {sorted(masks)}")
     pool = torch.nonzero(masks[pool_part]).flatten()
