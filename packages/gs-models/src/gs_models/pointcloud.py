@@ -187,7 +187,6 @@ class PointCloudBackbone(nn.Module):
             cfg.edge_features
         ]
         self.edge_encoder = nn.Linear(self.edge_dim, h) if self.edge_dim else None
-        self.act = make_activation(cfg.activation)
         self.head = nn.Sequential(
             nn.Linear(h, 2 * h),
             _head_norm(cfg.norm, 2 * h),
