@@ -85,6 +85,39 @@ def test_single_models_are_planned_before_the_ensembles_that_reuse_them():
     assert [j["params"]["method"] for j in jobs] == ["eerm", "erm", "gpn", "mixup", "de", "gpe", "natpe"]
 
 
+def test_long_runs_finish_one_ratio_before_the_next():
+    jobs = structural.order_jobs([
+        {"params": {"method": m, "ratio": r}, "settings": {"ensemble_size": 5}}
+        for r in ("50:50", "70:30") for m in ("de", "erm", "eerm")
+    ])
+    assert [(j["params"]["ratio"], j["params"]["method"]) for j in jobs] == [
+        ("50:50", "eerm"), ("50:50", "erm"), ("50:50", "de"),
+        ("70:30", "eerm"), ("70:30", "erm"), ("70:30", "de")]
+
+
+def test_authors_where_published_reads_the_authors_masks_at_50_50_only(tmp_path):
+    settings = {"split_source": "authors-where-published"}
+    assert structural.uses_authors_masks(settings, "50:50")
+    assert not structural.uses_authors_masks(settings, "70:30")
+    assert structural.uses_authors_masks({"split_source": "authors"}, "90:10")
+    assert not structural.uses_authors_masks({}, "50:50")
+    # the other ratios need no authors' file: validation passes without one ...
+    cfg = load_suite("structural-shifts", "ci").with_overrides(
+        settings={"split_source": "authors-where-published"}, axes={"ratio": ["70:30"]})
+    paper = load_suite("structural-shifts", "paper")
+    assert paper.grid["ratio"] == ["50:50", "70:30", "90:10"] and "erm+mod" in paper.grid["method"]
+    assert paper.settings["split_source"] == "authors-where-published"
+    try:
+        structural.validate(cfg)
+    except SuiteConfigError as exc:  # only the datasets' raw files may be missing here
+        assert "authors" not in str(exc), exc
+    # ... but at 50:50 a missing authors' file is named
+    cfg = load_suite("structural-shifts", "ci").with_overrides(
+        settings={"split_source": "authors-where-published", "root": str(tmp_path)})
+    with pytest.raises(SuiteConfigError):
+        structural.validate(cfg)
+
+
 def test_model_presets_follow_the_protocol():
     assert structural.model_preset("erm") == "structural-shifts-base"
     assert structural.model_preset("erm", "early-stop") == "structural-shifts-base-early-stop"

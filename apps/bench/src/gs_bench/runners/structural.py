@@ -88,7 +88,9 @@ ROBUSTNESS_VARIANTS = ("good", "ours-v1")
 ROBUSTNESS_FRAMEWORKS = ("paper", "good")
 #: nodes the domain bins are cut over (gs_splits.DOMAIN_SCOPES)
 DOMAIN_SCOPES = ("in_train", "all")
-SPLIT_SOURCES = ("seeded", "authors")
+#: where a job's split comes from: gs-splits (split seed 0), the authors' published 50:50 masks,
+#: or the authors' masks where they publish one (50:50) and gs-splits at the other ratios
+SPLIT_SOURCES = ("seeded", "authors", "authors-where-published")
 #: preset of the "early-stop" protocol (our earlier layer order) where it differs
 _EARLY_STOP_PRESETS = {
     "structural-shifts-base": "structural-shifts-base-early-stop",
@@ -156,16 +158,23 @@ def max_runs(settings: dict[str, Any], seeds: int) -> int:
 
 
 def order_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Single models first (EERM, the longest, leading), ensembles last: with shared
-    members (``share_members``) an ensemble then loads the members its single-model
-    counterpart has trained instead of training them again on another worker."""
+    """One ID:OOD ratio after the other (the grid's order, so the main text's 50:50 finishes
+    first in a long run), and within a ratio single models first (EERM, the longest,
+    leading), ensembles last: with shared members (``share_members``) an ensemble then
+    loads the members its single-model counterpart has trained instead of training them
+    again on another worker."""
     from gs_algos.node_methods import node_method
 
-    def rank(job: dict[str, Any]) -> int:
+    ratios: dict[str, int] = {}
+    for job in jobs:
+        ratios.setdefault(job["params"].get("ratio", ""), len(ratios))
+
+    def rank(job: dict[str, Any]) -> tuple[int, int]:
         name = _algo_name(job["params"]["method"])
+        ratio = ratios[job["params"].get("ratio", "")]
         if node_method(name, int(job["settings"].get("ensemble_size", 5))).num_members > 1:
-            return 2
-        return 0 if name == "eerm" else 1
+            return ratio, 2
+        return ratio, 0 if name == "eerm" else 1
 
     return sorted(jobs, key=rank)  # stable: the grid order within each rank
 
@@ -281,8 +290,8 @@ def validate(config: SuiteConfig) -> dict[str, str]:
             raise DataMissingError("none of the grid's datasets has its files; see the warnings")
     else:
         fingerprints = dataset_fingerprints(config)
-    if source == "authors":
-        _check_authors_files(config, list(fingerprints))
+    if source in ("authors", "authors-where-published"):
+        _check_authors_files(config, list(fingerprints), strict=source == "authors")
     return fingerprints
 
 
@@ -298,16 +307,21 @@ def _has_files(name: str, settings: dict[str, Any]) -> bool:
     return True
 
 
-def _check_authors_files(config: SuiteConfig, datasets: list[str]) -> None:
+def _check_authors_files(config: SuiteConfig, datasets: list[str], strict: bool = True) -> None:
     """``split_source = "authors"``: the authors publish 50:50 splits only; every file must
-    be present (the error names the path to place it at)."""
+    be present (the error names the path to place it at). ``strict=False``
+    (``"authors-where-published"``): other ratios use gs-splits, so only the 50:50 files are
+    checked, and only if the grid has that ratio."""
     from gs_data.splits import authors_split_path
 
     for r in config.grid["ratio"]:
-        if r != "50:50":
+        if r != "50:50" and strict:
             raise SuiteConfigError(
-                f"split_source 'authors' has 50:50 splits only (the authors' files); got ratio {r!r}"
+                f"split_source 'authors' has 50:50 splits only (the authors' files); got ratio {r!r}; "
+                "'authors-where-published' uses them at 50:50 and gs-splits at the other ratios"
             )
+    if "50:50" not in config.grid["ratio"]:
+        return
     root = _root(config.settings.get("root"))
     for name in datasets:
         for strategy in config.grid["strategy"]:
@@ -405,12 +419,18 @@ def _split(data, params: dict[str, Any], settings: dict[str, Any]):
 
     domains = int(settings.get("domains", 10))
     scope = domain_scope(settings)
-    if settings.get("split_source", "seeded") == "authors":
+    if uses_authors_masks(settings, params["ratio"]):
         return authors_split(data, params["dataset"], params["strategy"],
                              root=_root(settings.get("root")), num_domains=domains,
                              domain_scope=scope)
     return make_split(data, params["strategy"], sizes=params["ratio"], seed=0, num_domains=domains,
                       domain_scope=scope)
+
+
+def uses_authors_masks(settings: dict[str, Any], ratio: str) -> bool:
+    """Whether a job with these settings and ID:OOD ratio reads the authors' published masks."""
+    source = settings.get("split_source", "seeded")
+    return source == "authors" or (source == "authors-where-published" and ratio == "50:50")
 
 
 def domain_scope(settings: dict[str, Any]) -> str:
@@ -478,7 +498,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         "member_seeds": method.seeds(run),
         **({"robustness_variant": variant, "robustness_framework": framework} if robust else {}),
         "protocol": protocol,
-        "split_source": settings.get("split_source", "seeded"),
+        # the masks this job read (under "authors-where-published": authors at 50:50 only)
+        "split_source": "authors" if uses_authors_masks(settings, params["ratio"]) else "seeded",
         "domain_scope": domain_scope(settings),
         "sizes": {k: int(v.sum()) for k, v in m.items()},
     }
@@ -768,7 +789,9 @@ def paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
                 runs_txt.append(f"{method_label(meth)} {len(seeds)} run(s) × {len(next(iter(seeds)))} member(s), seeds {members[0]}–{members[-1]}")
         source = st.get("split_source", "seeded")
         split_txt = ("the authors' published masks (yandex-research/structural-graph-shifts, datasets/<name>/splits/<shift>.pth)"
-                     if source == "authors" else "gs-splits, split seed 0 (ties at the ID/OOD boundary broken by the seed, so a split may differ from the authors' files)")
+                     if source == "authors" else
+                     "the authors' published masks at 50:50, gs-splits with split seed 0 at the other ratios"
+                     if source == "authors-where-published" else "gs-splits, split seed 0 (ties at the ID/OOD boundary broken by the seed, so a split may differ from the authors' files)")
         robust = sorted({m for (k, m) in counts if k == key and m in ROBUSTNESS_METHODS})
         robust_txt = ""
         if robust:
@@ -950,7 +973,7 @@ def split_table(records: Sequence[dict[str, Any]]) -> Table | None:
         if r.get("status") != "ok" or not isinstance(r.get("metrics", {}).get("sizes"), dict):
             continue
         p, sizes = r["job"]["params"], r["metrics"]["sizes"]
-        source = r["job"].get("settings", {}).get("split_source", "seeded")
+        source = r["metrics"].get("split_source") or r["job"].get("settings", {}).get("split_source", "seeded")
         key = (p["dataset"], _SHIFT_ORDER.index(p["strategy"]) if p["strategy"] in _SHIFT_ORDER else 9,
                p["strategy"], p["ratio"], source)
         rows.setdefault(key, [p["dataset"], p["strategy"], p["ratio"], source,
