@@ -425,6 +425,18 @@ def test_track_batch_size_applies_to_the_track_jobs_only():
         gess.Settings(track_batch_size=0)
 
 
+def test_precise_norm_statistics_reach_every_job_from_the_suite():
+    from gs_bench.suites import load_suite
+
+    for profile in ("demo", "ci", "paper"):
+        assert load_suite("gess", profile).settings["norm_stats_graphs"] == 1024
+    for name in ("track-pileup-pu50", "molecular-fidelity", "moleculeace-scaffold"):
+        assert gess.train_config(name, "erm", {"norm_stats_graphs": 1024}, 0).norm_stats_graphs == 1024
+        assert gess.train_config(name, "erm", {}, 0).norm_stats_graphs == 0
+    with pytest.raises(ValueError, match="norm_stats_graphs"):
+        gess.Settings(norm_stats_graphs=-1)
+
+
 def test_fidelity_epochs_and_target_standardisation_per_dataset():
     settings = {"max_epochs": 8, "batch_size": 64, "fidelity_max_epochs": 100}
     for name in ("molecular-fidelity", "molecular-fidelity-hse06_10hf", "qmof-hse06"):

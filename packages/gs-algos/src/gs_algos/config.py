@@ -41,7 +41,7 @@ _NOT_IDENTITY = ("device",)
 #: fields added after keys were in use: part of :meth:`TrainConfig.identity` (and of the
 #: engine's checkpoint key) only when set, so every config that leaves them at their default
 #: keeps the key it had (shared members and checkpoints stay valid)
-_IDENTITY_IF_SET = {"standardize_targets": False}
+_IDENTITY_IF_SET = {"standardize_targets": False, "norm_stats_graphs": 0}
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,22 @@ class TrainConfig:
         unfolded weights (a resumed run folds once, at its end).
         :func:`~gs_algos.finetune.finetune_graph` ignores it: a pre-trained (folded) model
         is fine-tuned on the raw targets.
+    norm_stats_graphs
+        Graph-level training only (ours, 0 = off by default; GeSS's code does not do it).
+        Before every evaluation the batch norms' running statistics are recomputed under the
+        current weights from up to this many training graphs (a fixed random subset; every
+        batch-norm layer in train mode, everything else in eval mode, no gradient,
+        cumulative averages), "precise BN" (Wu and Johnson 2021, "Rethinking 'batch' in
+        BatchNorm", section 3). Why: the running means are exponential averages over the
+        last ~``1 / momentum`` = 10 steps. GeSS trains ~30,000 Track events in batches of
+        256, ~117 steps an epoch, so they trail the weights by a tenth of an epoch; a ci-size
+        run (450 events, 7 steps an epoch) trails by more than an epoch. Sum-pooled graph
+        embeddings (GeSS's ``add`` pooling) are large and grow while training (|g| ~ 430 ->
+        780 over the first 4 epochs on Track), so eval-mode outputs land far from the
+        trained range and every graph gets one class (measured: Track ERM, eval-mode
+        validation accuracy 0.50 for 4 epochs where the recomputed statistics give
+        0.62-0.69; ``apps/bench/measured/ci-gess``). The recomputed statistics are kept
+        (they are in the weights the selection tracks keep); training continues from them.
     device
         Where training runs: ``"auto"`` (default: CUDA when available, else CPU), ``"cpu"``,
         ``"cuda"`` or ``"cuda:<index>"`` (:mod:`gs_algos.device`). The engine moves the model,
@@ -156,6 +172,7 @@ class TrainConfig:
     norm_updates_per_step: int = 1
     extra: dict = field(default_factory=dict)
     standardize_targets: bool = False
+    norm_stats_graphs: int = 0
     device: str = "auto"
 
     def __post_init__(self) -> None:
@@ -189,6 +206,10 @@ class TrainConfig:
         if int(self.norm_updates_per_step) < 1:
             raise ValueError(
                 f"norm_updates_per_step must be >= 1, got {self.norm_updates_per_step!r}"
+            )
+        if isinstance(self.norm_stats_graphs, bool) or int(self.norm_stats_graphs) < 0:
+            raise ValueError(
+                f"norm_stats_graphs must be an integer >= 0 (0: off), got {self.norm_stats_graphs!r}"
             )
         if self.stopping not in _STOPPING:
             raise ValueError(f"stopping must be one of {_STOPPING}, got {self.stopping!r}")

@@ -364,6 +364,61 @@ def batch_norm_updates(model: nn.Module, k: int):
             mod.momentum = m
 
 
+def _norm_stats_subset(train: list, n: int, seed: int) -> list:
+    """The training graphs :func:`recompute_norm_stats` reads (a fixed random subset of
+    ``n``; all of them when there are fewer; none when ``n = 0``)."""
+    if n <= 0:
+        return []
+    if len(train) <= n:
+        return train
+    gen = torch.Generator().manual_seed(seed * 7_919 + 17)
+    idx = torch.randperm(len(train), generator=gen)[:n].sort().values
+    return [train[int(i)] for i in idx]
+
+
+def _norms(model: nn.Module) -> list[nn.modules.batchnorm._BatchNorm]:
+    return [m for m in model.modules()
+            if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats]
+
+
+@torch.no_grad()
+def recompute_norm_stats(model: nn.Module, method: Method | None, graphs: Sequence[Any],
+                         batch_size: int, device: torch.device) -> int:
+    """Replace every batch norm's running mean and variance by their cumulative averages
+    over ``graphs`` under the current weights ("precise BN"; :attr:`TrainConfig.norm_stats_graphs`).
+
+    Only the batch norms run in train mode (dropout and everything else in eval mode); the
+    model's and the norms' modes are restored. Returns the number of batch norms updated.
+    """
+    from torch_geometric.loader import DataLoader
+
+    owners = [model, *([method] if isinstance(method, nn.Module) else [])]
+    norms = [m for o in owners for m in _norms(o)]
+    if not norms or not graphs:
+        return 0
+    modes = {m: m.training for o in owners for m in o.modules()}
+    momenta = [m.momentum for m in norms]
+    try:
+        for o in owners:
+            o.eval()
+        for m in norms:
+            m.reset_running_stats()
+            m.momentum = None  # cumulative moving average over the passes below
+            m.train()
+        for b in _cpu_batches(DataLoader(list(graphs), batch_size=batch_size, shuffle=False)):
+            b = b.to(device)
+            if method is not None:
+                method.predict(model, "graph", b)
+            else:
+                call_model(model, "graph", b)
+    finally:
+        for m, mo in zip(norms, momenta):
+            m.momentum = mo
+        for m, was in modes.items():
+            m.train(was)
+    return len(norms)
+
+
 def _config_key(cfg: TrainConfig) -> dict:
     """What a checkpoint must have been written with to be resumed: every field but the
     device (a run may resume on another device)."""
@@ -917,7 +972,11 @@ def fit_graph(
                     logs_acc[k] = logs_acc.get(k, 0.0) + float(v) / n_steps
             return total / n_steps, logs_acc
 
+        stats_graphs = _norm_stats_subset(train, int(cfg.norm_stats_graphs), cfg.seed)
+
         def evaluate() -> dict:
+            if stats_graphs:
+                recompute_norm_stats(model, meth, stats_graphs, bs, dev)
             res = {}
             for p in eval_parts:
                 _, out = predict_graph(model, parts[p], meth, bs)

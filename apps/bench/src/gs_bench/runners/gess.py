@@ -196,7 +196,12 @@ class Settings:
     part's mean and std, their outputs mapped back to eV (gs-algos
     :attr:`~gs_algos.TrainConfig.standardize_targets`, ours); ``None`` (default): on for the
     molecular stand-in, off for QMOF (GeSS's code trains on raw eV), see
-    :func:`standardize_default`."""
+    :func:`standardize_default`. ``norm_stats_graphs``: before every evaluation the batch
+    norms' running statistics are recomputed under the current weights from up to this many
+    training graphs (gs-algos :attr:`~gs_algos.TrainConfig.norm_stats_graphs`, "precise BN";
+    ours, GeSS's code does not; 0 = off). Without it a run with few steps per epoch evaluates
+    with statistics that trail the weights by an epoch or more, and GeSS's sum-pooled graph
+    embeddings then put every graph in one class."""
 
     max_epochs: int | None = None
     batch_size: int | None = None
@@ -217,6 +222,7 @@ class Settings:
     track_batch_size: int | None = None
     fidelity_max_epochs: int | None = None
     standardize_targets: bool | None = None
+    norm_stats_graphs: int = 0
     share_pretraining: bool = True
     par_label_draw: str = "gess"
 
@@ -224,6 +230,9 @@ class Settings:
         check_positive(self, "max_epochs", "batch_size", "iterations_per_epoch",
                        "conformer_workers", "par_label_pool", "track_workers", "track_batch_size",
                        "fidelity_max_epochs")
+        if isinstance(self.norm_stats_graphs, bool) or not isinstance(self.norm_stats_graphs, int) \
+                or self.norm_stats_graphs < 0:
+            raise ValueError(f"norm_stats_graphs must be an integer >= 0 (0: off), got {self.norm_stats_graphs!r}")
         if self.domain_head not in ("binary", "subgroups"):
             raise ValueError(f"domain_head must be 'binary' or 'subgroups', got {self.domain_head!r}")
         if self.par_label_draw not in ("gess", "uniform"):
@@ -611,6 +620,8 @@ def train_config(name: str, algorithm: str, settings: dict[str, Any], seed: int,
     std = settings.get("standardize_targets")
     if case.task == "regression" and (standardize_default(name) if std is None else bool(std)):
         changes["standardize_targets"] = True
+    if settings.get("norm_stats_graphs"):
+        changes["norm_stats_graphs"] = int(settings["norm_stats_graphs"])
     if cfg.iterations_per_epoch is not None and settings.get("iterations_per_epoch"):
         changes["iterations_per_epoch"] = int(settings["iterations_per_epoch"])
     return cfg.replace(**changes) if changes else cfg
