@@ -102,6 +102,17 @@ def _build_parser() -> argparse.ArgumentParser:
     rep.add_argument("dir", type=Path, help="results folder written by `gs-bench run`")
     rep.add_argument("--format", choices=FORMATS, default="md", help="md (default), html or latex")
 
+    cmp_ = sub.add_parser(
+        "compare", help="every measured cell beside the paper's value",
+        description="List every paper cell that the runs' records fill, beside the paper's value, "
+        "with delta, the paper's spread (its +- s; 2 points, or 0.02 for Spearman rho, where it prints "
+        "none) and whether |delta| exceeds it; one summary line per paper. RUN is a results folder of "
+        "`gs-bench run` or a committed run in apps/bench/measured/.")
+    cmp_.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="results folder(s)")
+    cmp_.add_argument("--off", action="store_true", help="list only the cells outside the paper's spread (default: every cell)")
+    cmp_.add_argument("--summary", action="store_true", help="print only the summary lines (default: summary and tables)")
+    cmp_.add_argument("--readme", type=Path, metavar="FILE", help="also rewrite FILE's generated block (between the gs-bench compare markers) with one summary per run (default: no file written)")
+
     sub.add_parser("list", help="list suites and profiles")
     return parser
 
@@ -247,6 +258,29 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             return 2
         print(f"report written to {path}")
         print_quarantine(ResultsStore(args.dir))
+        return 0
+    if args.command == "compare":
+        from gs_bench import compare as C
+
+        per_run = []
+        try:
+            for run in args.runs:
+                per_run.append((str(run), C.cells(C.run_records(run))))
+        except (OSError, ValueError) as exc:
+            print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
+            return 2
+        allcells = [c for _, cs in per_run for c in cs]
+        if args.summary:
+            print("\n".join(C.summary_lines(allcells)) or "no record fills a paper cell")
+        else:
+            print(C.render(allcells, [r for r, _ in per_run], only_off=args.off), end="")
+        if args.readme is not None:
+            try:
+                changed = C.update_readme(args.readme, C.readme_block(per_run))
+            except (OSError, ValueError) as exc:
+                print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
+                return 2
+            print(f"{args.readme}: generated block {'rewritten' if changed else 'already current'}")
         return 0
     if args.command == "list":
         from gs_bench.listing import print_listing

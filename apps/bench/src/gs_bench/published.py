@@ -18,12 +18,14 @@ development checkout:
 
 from __future__ import annotations
 
-__all__ = ["LEBED_SIGN", "PUBLISHED", "PROVENANCE", "lebed_published", "published"]
+__all__ = ["LEBED_SIGN", "PUBLISHED", "PROVENANCE", "SPREAD", "gess_track_published", "lebed_published",
+           "published", "published_spread"]
 
 PROVENANCE = {
     "SS": "structural-shifts paper (Bazhenov et al.), ../shared/papers/structural-shifts.md",
     "EW": "edgewise-calibration paper (Hsu, Shen, Cremers), ../shared/papers/edgewise-calibration.md",
     "LB": "LeBed paper (online GNN evaluation), ../shared/papers/lebed-online-gnn-evaluation.txt",
+    "GeSS": "GeSS paper (geometric shifts), ../shared/papers/gess-geometric-shifts.md, Table 3 (Track rows)",
 }
 
 _SHIFTS = ("popularity", "locality", "density")
@@ -139,6 +141,105 @@ _EW_EPF_MF = {
     "planetoid-citeseer": ((71.77, 64.85, 87.56, 4.58), (8.42, 12.32, 22.53, 44.61)),
     "planetoid-pubmed": ((84.74, 76.76, 91.27, 17.31), (6.13, 3.66, 11.26, 44.97)),
 }
+
+# The papers' spreads (the "± s" of each cell: the standard deviation over their runs; 0.00 for
+# the single 5-member ensembles DE / NatPE / GPE), in the layout of the means above. Tables 1,
+# 4 and 6 of the structural-shifts paper and LeBed's tables print none.
+_SS_ACC_SPREAD = {
+    "cora-ml": {
+        "erm": (1.10, 0.79, 0.69, 1.74, 0.28, 1.07),
+        "mixup": (0.57, 0.67, 0.57, 0.84, 0.44, 2.10),
+        "eerm": (1.22, 0.76, 0.73, 6.62, 0.45, 0.32),
+        "dann": (1.10, 0.77, 0.65, 2.51, 0.76, 2.07),
+        "coral": (1.11, 0.62, 0.25, 2.24, 0.54, 2.28),
+        "de": (0.00, 0.00, 0.00, 0.00, 0.00, 0.00),
+        "erm+mod": (0.62, 0.56, 0.61, 0.96, 0.69, 0.37),
+    },
+    "citeseer": {
+        "erm": (1.33, 0.37, 0.66, 1.16, 0.96, 0.49),
+        "mixup": (0.74, 0.69, 0.59, 4.53, 1.47, 2.12),
+        "eerm": (1.01, 0.66, 0.80, 3.30, 0.92, 0.71),
+        "dann": (0.96, 0.65, 0.33, 2.49, 1.48, 2.82),
+        "coral": (1.19, 0.38, 0.62, 1.84, 1.22, 2.02),
+        "de": (0.00, 0.00, 0.00, 0.00, 0.00, 0.00),
+        "erm+mod": (0.62, 1.02, 1.14, 2.23, 0.96, 1.01),
+    },
+}
+_SS_AUROC_SPREAD = {
+    "cora-ml": {
+        "se": (0.85, 0.74, 0.45), "natpn": (9.44, 3.05, 3.05), "gpn": (1.15, 2.21, 1.58),
+        "de": (0.00, 0.00, 0.00), "natpe": (0.00, 0.00, 0.00), "gpe": (0.00, 0.00, 0.00),
+        "se+mod": (0.25, 0.71, 0.58),
+    },
+    "citeseer": {
+        "se": (1.23, 0.56, 0.41), "natpn": (1.54, 3.14, 1.54), "gpn": (1.74, 5.10, 1.72),
+        "de": (0.00, 0.00, 0.00), "natpe": (0.00, 0.00, 0.00), "gpe": (0.00, 0.00, 0.00),
+        "se+mod": (0.56, 0.55, 0.73),
+    },
+}
+_EW_ECE_SPREAD = {
+    ("planetoid-cora", "gcn"): (4.37, 5.53, 5.89, 3.23),
+    ("planetoid-cora", "gat"): (3.82, 5.34, 5.60, 2.51),
+    ("planetoid-cora", "gmnn"): (1.30, 1.86, 2.59, 3.37),
+    ("planetoid-cora", "epfgnn"): (1.96, 3.11, 3.55, 3.99),
+    ("planetoid-citeseer", "gcn"): (8.28, 10.46, 11.69, 7.88),
+    ("planetoid-citeseer", "gat"): (8.51, 9.93, 10.88, 7.43),
+    ("planetoid-citeseer", "gmnn"): (2.04, 2.62, 4.22, 6.02),
+    ("planetoid-citeseer", "epfgnn"): (5.33, 7.37, 12.74, 13.16),
+    ("planetoid-pubmed", "gcn"): (1.40, 1.53, 1.68, 1.78),
+    ("planetoid-pubmed", "gat"): (1.98, 3.01, 3.21, 2.17),
+    ("planetoid-pubmed", "gmnn"): (0.65, 0.77, 0.53, 1.36),
+    ("planetoid-pubmed", "epfgnn"): (1.33, 1.41, 2.09, 2.07),
+}
+_EW_ACC_SPREAD = {
+    ("planetoid-cora", "gcn"): (0.74, 1.28, 1.36, 2.50),
+    ("planetoid-cora", "gat"): (0.73, 1.00, 1.20, 1.89),
+    ("planetoid-cora", "gmnn"): (0.86, 1.39, 1.35, 2.16),
+    ("planetoid-cora", "epfgnn"): (1.16, 1.85, 1.74, 2.51),
+    ("planetoid-citeseer", "gcn"): (0.87, 1.12, 1.11, 1.49),
+    ("planetoid-citeseer", "gat"): (0.76, 1.17, 0.87, 1.03),
+    ("planetoid-citeseer", "gmnn"): (0.89, 1.16, 0.96, 1.04),
+    ("planetoid-citeseer", "epfgnn"): (1.15, 1.68, 1.95, 1.25),
+    ("planetoid-pubmed", "gcn"): (0.26, 0.38, 0.24, 0.95),
+    ("planetoid-pubmed", "gat"): (0.36, 0.47, 0.30, 1.10),
+    ("planetoid-pubmed", "gmnn"): (0.29, 0.46, 0.29, 0.98),
+    ("planetoid-pubmed", "epfgnn"): (0.58, 0.67, 0.65, 1.22),
+}
+_EW_EPF_MF_SPREAD = {
+    "planetoid-cora": ((1.09, 2.00, 1.88, 2.69), (2.41, 3.31, 4.10, 4.40)),
+    "planetoid-citeseer": ((0.96, 1.30, 1.17, 1.20), (6.01, 8.24, 13.97, 13.51)),
+    "planetoid-pubmed": ((0.55, 0.55, 0.52, 1.20), (1.40, 1.56, 2.07, 2.23)),
+}
+# GeSS Table 3, Track rows (EGNN and DGCNN; Track-Pileup PU50 and Track-Signal tau -> 3 mu):
+# (backbone, dataset) -> algorithm -> (Test-ID, s, Test-OOD, s) in %, each model selected on
+# Val-OOD (GeSS section 4.1).
+_GESS_TRACK = {
+    ("egnn", "track-pileup-pu50"): {
+        "erm": (95.75, 0.08, 87.65, 0.30), "vrex": (95.49, 0.32, 87.45, 0.76),
+        "groupdro": (93.18, 0.33, 83.03, 0.32), "dir": (95.10, 0.09, 85.59, 0.45),
+        "lri": (95.80, 0.14, 88.15, 0.31), "mixup": (95.78, 0.41, 89.41, 0.11),
+        "dann": (95.18, 0.51, 87.16, 0.72), "coral": (95.13, 0.27, 86.98, 0.80),
+    },
+    ("dgcnn", "track-pileup-pu50"): {
+        "erm": (94.35, 0.42, 86.56, 0.96), "vrex": (94.54, 0.17, 86.37, 0.84),
+        "groupdro": (91.48, 0.19, 79.38, 0.59), "dir": (94.01, 0.29, 84.33, 0.65),
+        "lri": (93.95, 0.04, 85.25, 0.04), "mixup": (94.18, 0.25, 85.93, 0.46),
+        "dann": (93.91, 0.47, 85.01, 0.64), "coral": (94.17, 0.21, 84.61, 1.04),
+    },
+    ("egnn", "track-signal-tau3mu"): {
+        "erm": (97.15, 0.20, 65.98, 0.77), "vrex": (96.86, 0.29, 66.38, 0.80),
+        "groupdro": (96.48, 0.22, 67.15, 0.10), "dir": (77.91, 2.87, 67.32, 0.43),
+        "lri": (96.25, 0.16, 67.49, 0.24), "mixup": (96.95, 0.22, 65.63, 0.77),
+        "dann": (81.37, 1.04, 68.05, 0.09), "coral": (96.32, 0.67, 66.61, 0.49),
+    },
+    ("dgcnn", "track-signal-tau3mu"): {
+        "erm": (95.72, 0.23, 65.30, 1.03), "vrex": (95.66, 0.03, 64.91, 0.47),
+        "groupdro": (95.02, 0.06, 66.01, 0.33), "dir": (91.87, 0.53, 64.74, 0.82),
+        "lri": (90.50, 0.89, 67.82, 0.06), "mixup": (95.41, 0.33, 66.02, 1.01),
+        "dann": (80.72, 1.34, 68.27, 0.36), "coral": (94.93, 0.16, 65.06, 0.43),
+    },
+}
+
 EW_ECE_METRICS = ("nodewise_ece", "edgewise_ece", "agree_ece", "disagree_ece")
 EW_ACC_METRICS = ("node_acc", "edge_acc", "agree_acc", "disagree_acc")
 
@@ -171,7 +272,43 @@ def _build() -> dict[tuple, tuple[float, str]]:
     return table
 
 
+def _build_spread() -> dict[tuple, float]:
+    spread: dict[tuple, float] = {}
+    for dataset, methods in _SS_ACC_SPREAD.items():
+        for method, vals in methods.items():
+            for i, shift in enumerate(_SHIFTS):
+                spread[("structural-shifts", dataset, shift, method, "id_acc")] = vals[2 * i]
+                spread[("structural-shifts", dataset, shift, method, "ood_acc")] = vals[2 * i + 1]
+    for dataset, methods in _SS_AUROC_SPREAD.items():
+        for method, vals in methods.items():
+            for i, shift in enumerate(_SHIFTS):
+                spread[("structural-shifts", dataset, shift, method, "ood_auroc")] = vals[i]
+    for (dataset, model), vals in _EW_ECE_SPREAD.items():
+        for metric, v in zip(EW_ECE_METRICS, vals, strict=True):
+            spread[("edgewise", dataset, model, metric)] = v
+    for (dataset, model), vals in _EW_ACC_SPREAD.items():
+        for metric, v in zip(EW_ACC_METRICS, vals, strict=True):
+            spread[("edgewise", dataset, model, metric)] = v
+    for dataset, (accs, eces) in _EW_EPF_MF_SPREAD.items():
+        for metric, v in zip(EW_ACC_METRICS + EW_ECE_METRICS, accs + eces, strict=True):
+            spread[("edgewise", dataset, "epfgnn-mean-field", metric)] = v
+    return spread
+
+
 PUBLISHED = _build()
+SPREAD = _build_spread()
+
+
+def published_spread(*key: str) -> float | None:
+    """The paper's spread (its "± s", percent) of the cell ``key`` (as for :func:`published`),
+    or None where the paper prints none."""
+    return SPREAD.get(tuple(key))
+
+
+def gess_track_published(backbone: str, dataset: str, algorithm: str) -> tuple[float, float, float, float] | None:
+    """GeSS Table 3 (Val-OOD selection): ``(Test-ID, s, Test-OOD, s)`` in percent for a Track
+    row, or None."""
+    return _GESS_TRACK.get((backbone, dataset), {}).get(algorithm)
 
 
 def published(*key: str) -> tuple[float, str] | None:

@@ -1,0 +1,156 @@
+"""``gs-bench compare``: paper cells beside ours, the paper's spread, the per-paper summary
+(SYNTHETIC records built from the published values, shifted by known amounts), and the
+README's generated block against the committed runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gs_bench import compare as C
+from gs_bench.published import published, published_spread
+
+MEASURED = Path(__file__).resolve().parents[1] / "measured"
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _rec(params, metrics, seed=0, suite="structural-shifts"):
+    return {"status": "ok", "key": f"{suite}-{seed}-{sorted(params.items())}",
+            "job": {"suite": suite, "params": params, "seed": seed, "settings": {}},
+            "metrics": metrics}
+
+
+def _erm_records(shift_by: float, seeds=3):
+    """ERM on CoraML popularity at 50:50 whose ID / OOD accuracy and AUROC sit ``shift_by``
+    points from Tables 9 / 16, and whose drop sits ``shift_by`` from Table 1."""
+    pid = published("structural-shifts", "cora-ml", "popularity", "erm", "id_acc")[0]
+    pood = published("structural-shifts", "cora-ml", "popularity", "erm", "ood_acc")[0]
+    pauc = published("structural-shifts", "cora-ml", "popularity", "se", "ood_auroc")[0]
+    pdrop = published("structural-shifts", "cora-ml", "50:50", "popularity", "erm", "drop")[0]
+    params = {"dataset": "cora-ml", "strategy": "popularity", "ratio": "50:50", "method": "erm"}
+    return [_rec(params, {"id_acc": (pid + shift_by) / 100, "ood_acc": (pood + shift_by) / 100,
+                          "ood_auroc": (pauc + shift_by) / 100, "drop": (pdrop + shift_by) / 100}, s)
+            for s in range(seeds)]
+
+
+def test_cells_match_the_paper_when_the_records_do():
+    cs = C.cells(_erm_records(0.0))
+    assert {c.table for c in cs} == {"Table 9", "Table 16", "Table 1"}
+    # Table 9 ID + OOD, Table 16 SE, Table 1 drop + SE AUROC (the 50:50 SE value again)
+    assert len(cs) == 5 and all(c.within and not c.beyond and c.n == 3 for c in cs)
+    assert all(abs(c.delta) < 1e-6 for c in cs)
+    assert C.summary(cs) == [{"paper": "structural-shifts", "label": C.PAPERS["structural-shifts"],
+                              "cells": 5, "within": 5, "beyond": 0, "unit": "%"}]
+
+
+def test_cells_far_from_the_paper_are_counted_beyond():
+    cs = C.cells(_erm_records(-6.0))
+    assert all(not c.within and c.beyond and c.delta == pytest.approx(-6.0) for c in cs)
+    line = C.summary_lines(cs)[0]
+    assert "5 cells, 0 within the paper's spread (0 %), 5 beyond 5 points" in line
+
+
+def test_the_papers_spread_decides_within():
+    """ERM CoraML popularity ID prints 85.80 ± 1.10: 1.0 off is within, 1.2 is not; Table 1
+    prints no spread, so the 2-point default applies to the drop."""
+    assert published_spread("structural-shifts", "cora-ml", "popularity", "erm", "id_acc") == 1.10
+    by = {c.what: c for c in C.cells(_erm_records(1.2))}
+    idc, drop = by["cora-ml popularity erm id_acc"], by["cora-ml 50:50 popularity erm drop"]
+    assert not idc.within and drop.within and drop.spread is None
+    by = {c.what: c for c in C.cells(_erm_records(1.0))}
+    assert by["cora-ml popularity erm id_acc"].within and by["cora-ml popularity erm id_acc"].tolerance == 1.10
+    assert not by["cora-ml popularity erm ood_acc"].within  # 82.42 ± 0.79
+    # DE's 0.00 (one ensemble) counts as no spread
+    assert C.Cell("structural-shifts", "Table 9", "x", 1, 87.0, 85.5, 0.0).within
+    # Spearman rho: 0.02 without a spread, 0.05 for "beyond"
+    rho = C.Cell("lebed", "Table 2", "x", 1, 0.80, 0.82, None, "rho")
+    assert rho.within and not rho.beyond
+    rho = C.Cell("lebed", "Table 2", "x", 1, 0.70, 0.82, None, "rho")
+    assert not rho.within and rho.beyond
+
+
+def test_gess_track_cells_use_the_val_ood_selected_model():
+    recs = [_rec({"dataset": "track-pileup-pu50", "backbone": "egnn", "algorithm": "erm"},
+                 {"ood_sel_test_id": 0.9575, "ood_sel_test_ood": 0.70,
+                  "id_sel_test_id": 0.10, "id_sel_test_ood": 0.10}, suite="gess")]
+    cs = C.cells(recs)
+    assert [(c.what, c.within, c.beyond) for c in cs] == [
+        ("track-pileup-pu50 egnn erm Test-ID", True, False),
+        ("track-pileup-pu50 egnn erm Test-OOD", False, True)]
+
+
+def test_cli_prints_the_summary_and_rejects_a_missing_folder(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _erm_records(-6.0)))
+    cmd = [sys.executable, "-c", "import sys; from gs_bench.cli import main; sys.exit(main())", "compare"]
+    p = subprocess.run([*cmd, str(run), "--summary"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "5 cells, 0 within" in p.stdout
+    p = subprocess.run([*cmd, str(tmp_path / "nope")], capture_output=True, text=True)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "does not exist" in p.stderr
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{C.BEGIN}\nold\n{C.END}\nend\n")
+    p = subprocess.run([*cmd, str(run), "--summary", "--readme", str(readme)], capture_output=True, text=True)
+    assert p.returncode == 0 and "rewritten" in p.stdout
+    text = readme.read_text()
+    assert text.startswith("intro\n") and text.endswith("end\n") and "old" not in text
+    assert "5 cells, 0 within" in text
+    p = subprocess.run([*cmd, str(run), "--summary", "--readme", str(readme)], capture_output=True, text=True)
+    assert "already current" in p.stdout
+    (tmp_path / "plain.md").write_text("no markers\n")
+    p = subprocess.run([*cmd, str(run), "--readme", str(tmp_path / "plain.md")], capture_output=True, text=True)
+    assert p.returncode == 2 and "no generated block" in p.stderr
+
+
+@pytest.mark.skipif(not MEASURED.is_dir(), reason="apps/bench/measured is not in this checkout")
+def test_readme_figures_are_the_generated_ones():
+    """The README's comparison block is what `gs-bench compare --readme` writes from the
+    committed runs: regenerate `gs-bench compare apps/bench/measured/ci-* --readme
+    apps/bench/README.md` after committing a run."""
+    runs = sorted(p for p in MEASURED.glob("ci-*") if (p / "results.jsonl").is_file())
+    block = C.readme_block([(f"apps/bench/measured/{p.name}", C.cells(C.run_records(p))) for p in runs])
+    text = README.read_text(encoding="utf-8")
+    assert C.BEGIN in text, "apps/bench/README.md lost its generated comparison block"
+    assert text.split(C.BEGIN, 1)[1].split(C.END, 1)[0] == block.split(C.BEGIN, 1)[1].split(C.END, 1)[0]
+
+
+PAPERS_DIR = Path(__file__).resolve().parents[4] / "shared" / "papers"
+
+
+@pytest.mark.skipif(not (PAPERS_DIR / "structural-shifts.md").is_file(),
+                    reason="../shared/papers (the papers' text) is not beside this checkout")
+def test_transcribed_spreads_are_the_papers():
+    """Every "mean ± s" of Tables 9, 10, 16 and 17 (structural shifts) and Tables 1 and 3
+    (edgewise) in the papers' text equals our (mean, spread) for that cell."""
+    import re
+
+    from gs_bench import published as P
+
+    pm = re.compile(r"(-?\d+\.\d+)\s*(?:\\pm|\{\\pm\}|±)\s*(\d+\.\d+)")
+
+    def rows(path, start, n):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        i = next(k for k, line in enumerate(lines) if line.startswith(start))
+        out = [[(float(a), float(b)) for a, b in pm.findall(line)] for line in lines[i + 1:]]
+        return [r for r in out if r][:n]
+
+    ss, ew = PAPERS_DIR / "structural-shifts.md", PAPERS_DIR / "edgewise-calibration.md"
+    order = ["erm", "mixup", "eerm", "dann", "coral", "de", "erm+mod"]
+    for (ds, table), methods in P._SS_ACC.items():
+        for method, row in zip(order, rows(ss, table + ":", 7), strict=True):
+            assert [m for m, _ in row] == list(methods[method]), (table, method)
+            assert [s for _, s in row] == list(P._SS_ACC_SPREAD[ds][method]), (table, method)
+    order = ["se", "natpn", "gpn", "de", "natpe", "gpe", "se+mod"]
+    for (ds, table), methods in P._SS_AUROC.items():
+        for method, row in zip(order, rows(ss, table + ":", 7), strict=True):
+            assert [m for m, _ in row] == list(methods[method]), (table, method)
+            assert [s for _, s in row] == list(P._SS_AUROC_SPREAD[ds][method]), (table, method)
+    for table, means, spreads in (("Table 1:", P._EW_ECE, P._EW_ECE_SPREAD), ("Table 3:", P._EW_ACC, P._EW_ACC_SPREAD)):
+        for key, row in zip(means, rows(ew, table, 12), strict=True):
+            assert [m for m, _ in row] == list(means[key]), (table, key)
+            assert [s for _, s in row] == list(spreads[key]), (table, key)
