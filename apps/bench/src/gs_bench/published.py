@@ -19,7 +19,7 @@ development checkout:
 from __future__ import annotations
 
 __all__ = ["LEBED_SIGN", "PUBLISHED", "PROVENANCE", "SPREAD", "gess_track_published", "lebed_published",
-           "published", "published_spread"]
+           "published", "published_spread", "structural_mod_counts", "structural_ranks"]
 
 PROVENANCE = {
     "SS": "structural-shifts paper (Bazhenov et al.), ../shared/papers/structural-shifts.md",
@@ -239,6 +239,56 @@ _GESS_TRACK = {
         "dann": (80.72, 1.34, 68.27, 0.36), "coral": (94.93, 0.16, 65.06, 0.43),
     },
 }
+
+# Structural-shifts Tables 2 (50:50), 5 (70:30) and 7 (90:10): method ranks averaged over the
+# paper's 7 datasets (lower is better). Left: accuracy (popularity ID, OOD, locality ID, OOD,
+# density ID, OOD); right: OOD-detection AUROC (popularity, locality, density).
+_SS_RANKS = {
+    ("50:50", "Table 2"): (
+        {"erm": (4.0, 4.0, 3.3, 4.1, 3.9, 4.0), "mixup": (1.4, 2.1, 1.4, 2.4, 1.9, 3.3),
+         "eerm": (3.6, 3.9, 4.4, 3.3, 5.0, 4.3), "dann": (4.3, 4.3, 5.0, 4.1, 3.0, 3.6),
+         "coral": (4.7, 4.1, 4.3, 4.7, 4.1, 3.9), "de": (3.0, 2.6, 2.6, 2.3, 3.1, 2.0)},
+        {"se": (1.4, 2.1, 4.0), "gpn": (3.3, 3.9, 4.3), "natpn": (5.3, 4.1, 2.9),
+         "de": (2.1, 1.1, 2.7), "gpe": (3.1, 4.3, 3.4), "natpe": (5.7, 5.4, 3.7)},
+    ),
+    ("70:30", "Table 5"): (
+        {"erm": (3.0, 3.4, 2.9, 3.1, 4.3, 4.3), "mixup": (1.9, 2.6, 1.4, 2.7, 1.4, 3.3),
+         "eerm": (4.9, 3.9, 5.0, 4.0, 4.4, 4.1), "dann": (4.1, 4.4, 4.3, 4.3, 3.7, 2.6),
+         "coral": (4.1, 4.0, 4.4, 4.9, 4.1, 3.7), "de": (3.0, 2.7, 3.0, 2.0, 3.0, 3.0)},
+        {"se": (1.3, 2.3, 3.7), "gpn": (3.3, 3.9, 3.9), "natpn": (5.4, 4.3, 3.7),
+         "de": (3.0, 1.4, 1.9), "gpe": (3.1, 3.9, 3.4), "natpe": (4.9, 5.3, 4.4)},
+    ),
+    ("90:10", "Table 7"): (
+        {"erm": (3.3, 3.7, 3.4, 3.0, 3.3, 4.4), "mixup": (1.7, 2.4, 1.7, 2.9, 1.7, 3.0),
+         "eerm": (5.0, 4.1, 5.0, 3.7, 4.9, 3.9), "dann": (4.3, 4.0, 4.0, 4.3, 3.4, 3.0),
+         "coral": (3.9, 3.6, 4.1, 5.1, 4.3, 3.4), "de": (2.9, 3.1, 2.7, 2.0, 3.4, 3.3)},
+        {"se": (1.6, 2.6, 3.3), "gpn": (3.1, 3.0, 3.9), "natpn": (5.0, 4.4, 3.7),
+         "de": (2.6, 1.7, 1.6), "gpe": (3.6, 4.0, 4.3), "natpe": (5.1, 5.3, 4.3)},
+    ),
+}
+#: the paper's 7 datasets the ranks and the Table 3 counts are taken over
+SS_PAPER_DATASETS = 7
+# Table 3 (50:50): win/tie/loss of the "+mod" architecture against the base one over the 7
+# datasets: ERM accuracy (popularity ID, OOD, locality ID, OOD, density ID, OOD) and SE
+# OOD-detection AUROC (popularity, locality, density).
+_SS_MOD_COUNTS = {
+    "erm+mod": ((4, 2, 1), (5, 2, 0), (4, 2, 1), (3, 2, 2), (4, 2, 1), (5, 2, 0)),
+    "se+mod": ((0, 0, 7), (0, 1, 6), (4, 0, 3)),
+}
+
+
+def structural_ranks(ratio: str) -> tuple[str, dict, dict] | None:
+    """``(table, accuracy ranks, detection ranks)`` of Tables 2 / 5 / 7 for an ID:OOD ratio."""
+    for (r, where), (acc, det) in _SS_RANKS.items():
+        if r == ratio:
+            return where, acc, det
+    return None
+
+
+def structural_mod_counts() -> dict[str, tuple[tuple[int, int, int], ...]]:
+    """Table 3's win/tie/loss counts of ERM + mod and SE + mod (see :data:`_SS_MOD_COUNTS`)."""
+    return dict(_SS_MOD_COUNTS)
+
 
 EW_ECE_METRICS = ("nodewise_ece", "edgewise_ece", "agree_ece", "disagree_ece")
 EW_ACC_METRICS = ("node_acc", "edge_acc", "agree_acc", "disagree_acc")
