@@ -32,3 +32,32 @@ def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
         raise ValueError("serialisation failed")
     assert target.read_text(encoding="utf-8") == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["README.md"]
+
+
+class _Payload:
+    """Unpickling this runs ``os.system('touch <marker>')`` (issue 34)."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_crafted_checkpoint_is_refused_naming_the_file_and_runs_nothing(tmp_path):
+    marker = tmp_path / "PWNED"
+    path = tmp_path / "last.pt"
+    torch.save({"model": {}, "epoch": 1, "tracks": _Payload(marker)}, path)
+    with pytest.raises(ValueError) as err:
+        load_checkpoint(path)
+    msg = str(err.value)
+    assert str(path) in msg and "posix.system" in msg and "\n" not in msg
+    assert "weights_only=False" not in msg  # torch's advice to run the file's code is not passed on
+    assert not marker.exists()
+
+
+def test_a_damaged_checkpoint_is_one_line_naming_the_file(tmp_path):
+    path = tmp_path / "last.pt"
+    path.write_bytes(b"not a torch file")
+    with pytest.raises(ValueError, match=f"{path}: cannot load this checkpoint safely"):
+        load_checkpoint(path)
