@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["atomic_save", "atomic_write", "load_checkpoint", "safe_torch_load", "CHECKPOINT_NAME"]
+__all__ = ["atomic_save", "atomic_write", "load_checkpoint", "member_lock", "safe_torch_load", "CHECKPOINT_NAME"]
 
 CHECKPOINT_NAME = "last.pt"
 
@@ -45,6 +45,29 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", encoding: str | None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def member_lock(path: str | os.PathLike) -> Iterator[None]:
+    """Hold ``fcntl.flock`` on the sidecar ``<path>.lock`` while the entry ``path`` is built, so
+    processes sharing a cache (``gs-bench --workers N``) build it once (issue 34). Where no
+    lock can be taken (no ``fcntl``, a folder that cannot be written) the block runs unlocked;
+    the entry's write is atomic, so at worst it is built twice. The same rule as gs-data's
+    ``entry_lock``, which gs-algos does not import."""
+    path = Path(path)
+    try:
+        import fcntl
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o666)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def atomic_save(obj: Any, path: str | os.PathLike) -> Path:

@@ -16,7 +16,7 @@ import torch
 from torch_geometric.data import Data
 
 from gs_data._fingerprint import fingerprint
-from gs_data._io import CorruptRawFileError, MissingRawFileError, data_root, processed_root
+from gs_data._io import CorruptRawFileError, MissingRawFileError, build_once, data_root, processed_root
 
 __all__ = [
     "AUTHORS_SPLIT_KEYS",
@@ -169,14 +169,9 @@ def make_split(
     fp = data_fingerprint(data)
     path = _cache_file(processed_root(cache_dir), fp, strategy, sizes_key, int(seed), num_domains,
                        domain_scope)
-    split = None
-    if use_cache and path.exists():
-        try:
-            split = Split.load(path)
-        except Exception as exc:  # noqa: BLE001 - rebuild a broken cache entry
-            logger.warning("split cache %s unreadable (%s); recomputing", path, exc)
-    if split is None:
-        split = structural_split(
+
+    def compute() -> Split:
+        return structural_split(
             data.edge_index.detach().cpu().numpy(),
             strategy,
             sizes=sizes,
@@ -185,11 +180,10 @@ def make_split(
             num_domains=num_domains,
             domain_scope=domain_scope,
         )
-        if use_cache:
-            try:
-                split.save(path)
-            except OSError as exc:
-                logger.warning("could not write split cache %s: %s", path, exc)
+
+    # computed once when several processes miss together (issue 34)
+    split = (build_once(path, Split.load, compute, lambda p, s: s.save(p), what="split cache")
+             if use_cache else compute())
     out = attach_split(data, split)
     out.split_metadata = {**out.split_metadata, "cache_file": str(path), "data_fingerprint": fp}
     return out
