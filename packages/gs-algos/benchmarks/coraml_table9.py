@@ -51,7 +51,7 @@ def load_coraml(root: Path) -> Data:
 
 
 def load_masks(root: Path, shift: str) -> dict[str, torch.Tensor]:
-    raw = torch.load(root / "splits" / f"{shift}.pth")
+    raw = torch.load(root / "splits" / f"{shift}.pth", weights_only=True)
     return {KEYS[k]: v.bool() for k, v in raw.items()}
 
 

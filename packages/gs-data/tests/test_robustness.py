@@ -82,3 +82,46 @@ def test_atomic_path_renames_on_success_and_leaves_nothing_on_failure(tmp_path):
     with atomic_write(target, "w", encoding="utf-8") as fh:
         fh.write("zweite Fassung")
     assert target.read_text(encoding="utf-8") == "zweite Fassung"
+
+
+def test_build_once_builds_a_cache_entry_once_for_concurrent_callers(tmp_path):
+    """Issue 34: processed datasets and split caches go through ``build_once``: callers that
+    miss the same entry together build it once (flock on ``<entry>.lock``; two threads hold
+    two open file descriptions, so they exclude each other as two processes do)."""
+    import json
+    import threading
+    import time
+
+    from gs_data._io import atomic_write, build_once
+
+    path = tmp_path / "entry.json"
+    built = []
+
+    def build():
+        built.append(1)
+        time.sleep(0.3)
+        return {"value": 42}
+
+    def save(p, v):
+        with atomic_write(p, "w", encoding="utf-8") as fh:
+            json.dump(v, fh)
+
+    def load(p):
+        return json.loads(p.read_text(encoding="utf-8"))
+
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(build_once(path, load, build, save)))
+               for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert got == [{"value": 42}] * 3 and len(built) == 1
+    # an unreadable entry is rebuilt; a failed write is only a warning
+    path.write_text("{not json")
+    assert build_once(path, load, build, save) == {"value": 42} and len(built) == 2
+
+    def fail(p, v):
+        raise OSError(28, "No space left on device")
+
+    assert build_once(tmp_path / "other.json", load, build, fail) == {"value": 42}

@@ -371,3 +371,74 @@ def test_cached_event_count_and_the_builders_requests(tmp_path):
     assert signal_requests("zp10", sig) == (
         [("bkg", 10, 62)] + [(p, 10, 16) for p in ("zmumu", "zp80", "zp70", "zp60", "zp50")]
         + [("zp10", 10, 40)])
+
+
+# ---------------------------------------------------------------------------------- shared cache
+RACE_CHILD = r"""
+import hashlib, os, sys, time
+import numpy as np
+sys.path.insert(0, sys.argv[1])  # this tests folder: synthetic_event
+from test_track_data import synthetic_event
+import gs_data.track._sim as sim
+import gs_data.track.generate as gen
+
+go, root, log = int(sys.argv[2]), sys.argv[3], sys.argv[4]
+
+
+class FakeSimulator:  # no PYTHIA: event i is a pure function of (seed, i); every call is logged
+    def simulate(self, process, pileup, seed, index):
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()} {index}\n")
+        time.sleep(0.05)  # a real event takes seconds: let the other process overlap
+        return synthetic_event(np.random.default_rng([seed, index]), 6)
+
+
+gen.require = lambda name: None
+sim.ensure_init_file = lambda *a, **k: None
+gen._worker_init = lambda *a, **k: gen._WORKER.__setitem__("sim", FakeSimulator())
+print("ready", flush=True)
+os.read(go, 1)  # both processes start here at the same moment
+ev = gen.generate_events("bkg", 10, int(sys.argv[5]), seed=4, cache_dir=root)
+h = hashlib.sha256()
+for c in sorted(ev.to_arrays()):
+    if c != "meta":
+        h.update(c.encode() + np.ascontiguousarray(ev.to_arrays()[c]).tobytes())
+print(len(ev), h.hexdigest())
+"""
+
+
+def test_two_processes_asking_for_one_track_sample_build_it_once(tmp_path):
+    """Issue 34: a gess suite with --workers 2 on an empty cache failed with FileNotFoundError
+    on events/000000000.npz: one worker packed the sample and removed its per-event files while
+    the other still read them. Two processes ask for the same sample at the same moment; each
+    event is simulated once, the sample is packed once, and both get identical events."""
+    import os
+    from pathlib import Path
+
+    n = 12
+    root, log = tmp_path / "cache", tmp_path / "simulated.txt"
+    go_r, go_w = os.pipe()
+    tests = str(Path(__file__).resolve().parent)
+    procs = [
+        subprocess.Popen([sys.executable, "-c", RACE_CHILD, tests, str(go_r), str(root), str(log), str(n)],
+                         pass_fds=(go_r,), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    os.close(go_r)
+    try:
+        for p in procs:  # both have imported everything and wait for the same byte
+            assert p.stdout.readline().strip() == "ready", p.communicate()[1][-3000:]
+        os.write(go_w, b"gg")
+    finally:
+        os.close(go_w)
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err[-3000:]
+    lines = log.read_text().split()
+    indices = sorted(int(i) for i in lines[1::2])
+    assert indices == list(range(n)), f"events simulated more than once: {indices}"
+    assert len(set(lines[0::2])) == 1, "one process built the sample, the other read it"
+    assert outs[0][0] == outs[1][0] and outs[0][0].split()[0] == str(n)
+    folder = sample_dir("bkg", 10, 4, root, TrackSimConfig())
+    assert sorted(p.name for p in folder.glob("pack-*.npz")) == [f"pack-{n}.npz"]
+    assert not list((folder / "events").glob("*"))

@@ -9,6 +9,7 @@ import logging
 import os
 import stat
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -247,3 +248,46 @@ def test_split_files_follow_the_umask(tmp_path, mask):
         os.umask(old)
     for p in (path, path.with_suffix(".json")):
         assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~mask
+
+
+# ------------------------------------------------------------------ no writable numba cache (issue 34)
+def test_make_runs_without_any_writable_numba_cache(tmp_path, shared_datasets):
+    """``HOME`` unwritable, ``NUMBA_CACHE_DIR`` unwritable, the package folder read-only (a copy
+    of gs_splits whose ``__pycache__`` is a file, so nothing can be written beside the kernels,
+    even by root): ``gs-splits --help`` and ``make`` on CoraML exit 0 with one log line saying
+    where the kernels are cached instead. Before issue 34, numba's ``RuntimeError: cannot cache
+    function`` stopped both at import."""
+    import shutil
+    import subprocess
+
+    import gs_splits
+
+    mat = shared_datasets / "structural-shifts" / "cora-ml" / "data.mat"
+    if not mat.is_file():
+        pytest.skip(f"CoraML is not in {shared_datasets} (structural-shifts/cora-ml/data.mat)")
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file: nothing can be created below it")
+    pkg = tmp_path / "ro" / "gs_splits"
+    shutil.copytree(Path(gs_splits.__file__).parent, pkg,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (pkg / "__pycache__").write_text("a file where numba's in-tree cache folder would go")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env.update(
+        HOME=str(blocker / "home"), XDG_CACHE_HOME=str(blocker / "cache"),
+        NUMBA_CACHE_DIR=str(blocker / "numba"), PYTHONDONTWRITEBYTECODE="1", TMPDIR=str(tmp),
+        PYTHONPATH=os.pathsep.join([str(pkg.parent), env.get("PYTHONPATH", "")]),
+    )
+    cmd = [sys.executable, "-m", "gs_splits.cli"]
+    helped = subprocess.run(cmd + ["--help"], env=env, capture_output=True, text=True, timeout=300)
+    assert helped.returncode == 0, helped.stderr[-2000:]
+    out = tmp_path / "split"
+    made = subprocess.run(cmd + ["make", str(mat), "--strategy", "popularity", "--out", str(out)],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert made.returncode == 0, made.stderr[-2000:]
+    assert "Traceback" not in made.stderr
+    notes = [ln for ln in made.stderr.splitlines() if "numba finds no writable cache folder" in ln]
+    assert len(notes) == 1, made.stderr
+    assert str(tmp) in notes[0]
+    assert list(tmp_path.glob("split*.npz")), sorted(p.name for p in tmp_path.iterdir())

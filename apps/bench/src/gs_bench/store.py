@@ -84,11 +84,16 @@ def _pid_alive(pid: int) -> bool:
 class RunLock:
     """Exclusive lock of an output folder: ``OUT/.lock`` holding ``{"host", "pid", "started"}``.
 
-    Created with ``O_CREAT | O_EXCL`` (atomic on local file systems). A lock whose holder ran
-    on this host and is no longer alive is stale: it is replaced with a warning. A lock of a live
-    process, or of another host (whose processes cannot be checked from here), raises
-    :class:`LockedError` naming the holder and the file to delete if that run is known dead.
-    Use as a context manager; the lock file is removed on exit.
+    Race-free on one host (issue 34): the content is written to a temporary file first and the
+    lock appears with ``os.link`` onto ``.lock``, which fails when the lock exists, so a lock
+    is never seen empty or half written. A lock whose holder ran on this host and is no longer
+    alive is stale: it is removed with a warning, and the removal is atomic: it happens only
+    while holding ``fcntl.flock`` on the sidecar ``OUT/.lock.takeover`` and after reading the
+    lock again under it, so two processes that both find the same stale lock cannot both take
+    it over, and none can delete a lock another has just taken. A lock of a live process, or of
+    another host (whose processes cannot be checked from here), raises :class:`LockedError`
+    naming the holder and the file to delete if that run is known dead. Use as a context
+    manager; the lock file is removed on exit.
     """
 
     def __init__(self, root: str | os.PathLike[str]):
@@ -111,39 +116,60 @@ class RunLock:
         pid = info.get("pid")
         return not isinstance(pid, int) or not _pid_alive(pid)
 
+    def _locked(self, info: dict[str, Any]) -> LockedError:
+        return LockedError(
+            f"{self.path.parent} is in use by another gs-bench run (host {info.get('host')}, "
+            f"pid {info.get('pid')}, started {info.get('started')}); wait for it to finish, "
+            f"or use another --out. If that run is dead, delete {self.path}"
+        )
+
+    def _remove_if_stale(self) -> None:
+        """Under the takeover lock: read ``.lock`` again and delete it only if it is (still)
+        stale or unreadable; a live holder raises :class:`LockedError`."""
+        import fcntl
+
+        with open(self.path.with_name(".lock.takeover"), "a") as side:
+            fcntl.flock(side.fileno(), fcntl.LOCK_EX)  # released when the file is closed
+            info = self.holder()
+            if info is None:
+                return  # released meanwhile
+            if info and not self.is_stale(info):
+                raise self._locked(info)
+            if not info:  # written by an older gs-bench that died between create and write
+                log.warning("removing unreadable lock file %s", self.path)
+            else:
+                log.warning(
+                    "removing stale lock %s of pid %s on %s (that process no longer runs)",
+                    self.path, info.get("pid"), info.get("host"),
+                )
+            self.path.unlink(missing_ok=True)
+
     def acquire(self) -> None:
+        from gs_data._io import unique_temp_name
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         me = {"host": socket.gethostname(), "pid": os.getpid(),
               "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-        for _ in range(3):
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
-            except FileExistsError:
-                info = self.holder()
-                if info is None:
-                    continue  # released meanwhile: try again
-                if info and not self.is_stale(info):
-                    raise LockedError(
-                        f"{self.path.parent} is in use by another gs-bench run (host {info.get('host')}, "
-                        f"pid {info.get('pid')}, started {info.get('started')}); wait for it to finish, "
-                        f"or use another --out. If that run is dead, delete {self.path}"
-                    ) from None
-                if not info:  # empty or unreadable: a writer died between create and write
-                    log.warning("removing unreadable lock file %s", self.path)
-                else:
-                    log.warning(
-                        "removing stale lock %s of pid %s on %s (that process no longer runs)",
-                        self.path, info.get("pid"), info.get("host"),
-                    )
-                try:
-                    self.path.unlink()
-                except FileNotFoundError:
-                    pass
-                continue
+        tmp = self.path.with_name(unique_temp_name(self.path.name))
+        try:
+            fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(me))
-            self.held = True
-            return
+                fh.write(json.dumps(me))  # no fsync: a lock emptied by a power loss is taken over
+            for _ in range(5):
+                try:
+                    os.link(tmp, self.path)  # atomic; fails if a lock exists
+                except FileExistsError:
+                    info = self.holder()
+                    if info is None:
+                        continue  # released meanwhile: try again
+                    if info and not self.is_stale(info):
+                        raise self._locked(info) from None
+                    self._remove_if_stale()
+                    continue
+                self.held = True
+                return
+        finally:
+            tmp.unlink(missing_ok=True)
         raise LockedError(f"could not take the lock {self.path}: it keeps changing hands")
 
     def release(self) -> None:

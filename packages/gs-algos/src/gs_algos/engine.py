@@ -236,7 +236,7 @@ class _Loop:
         start, bad, stopped = 0, 0, False
         torch.manual_seed(cfg.seed)
         if self.resume and self.ckpt_path is not None and self.ckpt_path.is_file():
-            ck = load_checkpoint(self.ckpt_path)
+            ck = load_checkpoint(self.ckpt_path, safe_globals=(Track,))
             if ck.get("config") != _config_key(cfg):
                 raise ValueError(
                     f"checkpoint {self.ckpt_path} was written with a different config; "
@@ -249,7 +249,8 @@ class _Loop:
             torch.set_rng_state(ck["torch_rng"])
             if self.device.type == "cuda" and ck.get("cuda_rng") is not None:
                 torch.cuda.set_rng_state(ck["cuda_rng"], self.device)
-            tracks = ck["tracks"]
+            # plain dicts since issue 34 (a checkpoint holds no class); Track objects before
+            tracks = {p: t if isinstance(t, Track) else Track(**t) for p, t in ck["tracks"].items()}
             history = ck["history"]
             start, bad, stopped = ck["epoch"] + 1, ck["bad"], ck["stopped"]
             log.info("resumed from %s at epoch %d", self.ckpt_path, start)
@@ -314,7 +315,7 @@ class _Loop:
                         "torch_rng": torch.get_rng_state(),
                         "cuda_rng": (torch.cuda.get_rng_state(self.device)
                                      if self.device.type == "cuda" else None),
-                        "tracks": tracks,
+                        "tracks": {p: dict(vars(t)) for p, t in tracks.items()},  # no class in the file
                         "history": history,
                         "epoch": epoch,
                         "bad": bad,

@@ -116,8 +116,9 @@ class MemberCache:
 
     ``tag`` names what the caller knows and the member's training does not show: the
     dataset and its split, the model preset. :meth:`key` adds the family, the seed, the
-    :class:`~gs_algos.TrainConfig` and the model's parameter shapes. Writes are atomic, so
-    two processes that train the same member at once both leave a whole file.
+    :class:`~gs_algos.TrainConfig` and the model's parameter shapes. Writes are atomic, and a
+    member missing from the cache is trained under a lock (``<key>.pt.lock``), so processes
+    that need it at once train it once.
     """
 
     def __init__(self, root: str | Path, tag: str) -> None:
@@ -151,6 +152,26 @@ class MemberCache:
         model.eval()
         self.hits += 1
         return int(state["epoch"])
+
+    def load_or_train(self, key: str, model: nn.Module,
+                      train: Callable[[nn.Module], int]) -> tuple[int, bool]:
+        """The member ``key`` loaded into ``model``, or trained with ``train(model) -> epoch``
+        and stored; returns ``(epoch, loaded)``. A missing member is trained under a lock
+        (``<key>.pt.lock``, :func:`gs_algos.checkpoint.member_lock`; issue 34): a second process
+        that needs it meanwhile waits and loads what the first stored instead of training it
+        again."""
+        from gs_algos.checkpoint import member_lock
+
+        epoch = self.load(key, model)
+        if epoch is not None:
+            return epoch, True
+        with member_lock(self.path(key)):
+            epoch = self.load(key, model)
+            if epoch is not None:
+                return epoch, True
+            epoch = int(train(model))
+            self.save(key, model, epoch)
+        return epoch, False
 
     def save(self, key: str, model: nn.Module, epoch: int) -> None:
         from gs_algos.checkpoint import atomic_save
@@ -220,11 +241,7 @@ class NodeMethod:
         model = seeded(build, seed)
         if cache is None:
             return model, train(model)
-        key = cache.key(self.family, seed, config, model, extra)
-        epoch = cache.load(key, model)
-        if epoch is None:
-            epoch = train(model)
-            cache.save(key, model, epoch)
+        epoch, _ = cache.load_or_train(cache.key(self.family, seed, config, model, extra), model, train)
         return model, epoch
 
     def seeds(self, run: int) -> list[int]:

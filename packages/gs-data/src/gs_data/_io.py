@@ -28,6 +28,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 __all__ = [
     "MissingRawFileError",
@@ -41,9 +42,12 @@ __all__ = [
     "atomic_path",
     "atomic_write",
     "unique_temp_name",
+    "entry_lock",
+    "build_once",
 ]
 
 logger = logging.getLogger("gs_data")
+T = TypeVar("T")
 
 #: ``callback(bytes_done, bytes_total_or_None)``; called while a download progresses.
 ProgressCallback = Callable[[int, "int | None"], None]
@@ -129,6 +133,88 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", encoding: str | None
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+
+
+@contextmanager
+def entry_lock(path: str | os.PathLike, what: str = "cache entry") -> Iterator[bool]:
+    """Hold an exclusive lock on the cache entry ``path`` while building it (issue 34).
+
+    Several processes (``gs-bench --workers N``, Ray workers on one host) share the caches;
+    each builds an entry inside this block after checking again whether it exists, so an
+    entry is built once and nobody deletes or rewrites what another is reading. The lock is
+    ``fcntl.flock`` on the sidecar file ``<path>.lock`` (created once, never deleted, so every
+    process locks the same file; the kernel releases it when its holder dies). Waiting for
+    another process is logged once at INFO. Yields ``True`` when locked; ``False`` where no lock
+    can be taken (no ``fcntl``, a folder that cannot be written): the caller goes on unlocked,
+    its writes stay atomic, and at worst the entry is built twice.
+    """
+    path = Path(path)
+    lock = path.with_name(path.name + ".lock")
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield False
+        return
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:
+        logger.debug("no lock for %s %s (%s); going on without one", what, path, exc)
+        yield False
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            logger.info("waiting for another process that is building the %s %s", what, path)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield True
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def build_once(
+    path: str | os.PathLike,
+    load: Callable[[Path], T],
+    build: Callable[[], T],
+    save: Callable[[Path, T], object],
+    *,
+    what: str = "cache entry",
+    rebuild: bool = False,
+) -> T:
+    """The cache entry ``path``: ``load(path)`` when it exists and reads, else built once.
+
+    A miss takes :func:`entry_lock` on the entry and looks again (another process may have
+    built it meanwhile) before calling ``build()`` and ``save(path, value)``, so processes that
+    miss together build the entry once. An entry that cannot be read is rebuilt with a warning;
+    ``save`` failing with ``OSError`` (read-only folder, full disk) is only a warning, since the
+    cache is optional. ``rebuild=True`` skips reading (``force_reload``).
+    """
+    path = Path(path)
+
+    def cached(warn: bool) -> tuple[bool, T | None]:
+        if rebuild or not path.exists():
+            return False, None
+        try:
+            return True, load(path)
+        except Exception as exc:  # noqa: BLE001 - a broken entry is rebuilt, not fatal
+            if warn:
+                logger.warning("%s %s unreadable (%s); rebuilding it", what, path, exc)
+            return False, None
+
+    hit, value = cached(warn=False)
+    if hit:
+        return value  # type: ignore[return-value]
+    with entry_lock(path, what):
+        hit, value = cached(warn=True)
+        if hit:
+            return value  # type: ignore[return-value]
+        value = build()
+        try:
+            save(path, value)
+        except OSError as exc:
+            logger.warning("could not write %s %s: %s", what, path, exc)
+        return value
 
 
 def download_file(

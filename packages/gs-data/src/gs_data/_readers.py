@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import pickle
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +20,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from gs_data._io import CorruptRawFileError
+from gs_data._safe_pickle import NUMPY_ARRAY_GLOBALS, UnsafePickleError, restricted_load
 
 __all__ = [
     "RawGraph",
@@ -141,6 +140,16 @@ def _labels_with_missing(labels: np.ndarray) -> np.ndarray:
 
 PLANETOID_SUFFIXES = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
 
+#: the globals the Planetoid pickles hold: numpy arrays, scipy CSR matrices (under the old
+#: ``scipy.sparse.csr`` path or the new ones) and the ``defaultdict(list)`` of the graph
+PLANETOID_PICKLE_GLOBALS = NUMPY_ARRAY_GLOBALS | {
+    ("scipy.sparse.csr", "csr_matrix"),
+    ("scipy.sparse._csr", "csr_matrix"),
+    ("scipy.sparse", "csr_matrix"),
+    ("collections", "defaultdict"),
+    ("builtins", "list"),
+}
+
 
 def read_planetoid(folder: str | os.PathLike, prefix: str) -> RawGraph:
     """Read the Planetoid raw files ``ind.<prefix>.*`` in ``folder``.
@@ -166,10 +175,10 @@ def read_planetoid(folder: str | os.PathLike, prefix: str) -> RawGraph:
         else:
 
             def run_pkl(p: Path = p) -> Any:
-                with open(p, "rb") as fh, warnings.catch_warnings():
-                    # the files pickle scipy matrices under the old 'scipy.sparse.csr' path
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    return pickle.load(fh, encoding="latin1")  # noqa: S301 - the published format
+                # a restricted unpickler: only the types the published files hold
+                with open(p, "rb") as fh:
+                    return restricted_load(fh, PLANETOID_PICKLE_GLOBALS, path=p,
+                                           what="Planetoid pickle", encoding="latin1")
 
             objs[suf] = _parse_any(p, "Planetoid pickle", run_pkl)
 
@@ -233,7 +242,7 @@ def read_planetoid(folder: str | os.PathLike, prefix: str) -> RawGraph:
 def _parse_any(path: Path, what: str, fn: Callable[[], Any]) -> Any:
     try:
         return fn()
-    except FileNotFoundError:
+    except (FileNotFoundError, UnsafePickleError):  # both name the file
         raise
     except Exception as exc:  # noqa: BLE001
         raise CorruptRawFileError(

@@ -20,6 +20,7 @@ from gs_data._io import (
     MissingRawFileError,
     ProgressCallback,
     atomic_write,
+    build_once,
     data_root,
     download_file,
     extract_zip,
@@ -137,17 +138,9 @@ def _read(spec: DatasetSpec, root: Path, paths: list[Path], cache_dir: Path | No
     if cache_dir is None or not paths:  # no raw files: nothing to key a cache on
         return spec.reader(root)  # type: ignore[misc]
     cache = cache_dir / f"{spec.name}-{_cache_key(spec, paths)}.npz"
-    if cache.exists() and not force_reload:
-        try:
-            return _load_processed(cache)
-        except Exception as exc:  # noqa: BLE001 - a broken cache is rebuilt, not fatal
-            logger.warning("processed cache %s unreadable (%s); rebuilding it", cache, exc)
-    g = spec.reader(root)  # type: ignore[misc]
-    try:
-        _save_processed(cache, g)
-    except OSError as exc:
-        logger.warning("could not write processed cache %s: %s", cache, exc)
-    return g
+    # built once when several processes miss together (issue 34)
+    return build_once(cache, _load_processed, lambda: spec.reader(root), _save_processed,  # type: ignore[misc]
+                      what="processed cache", rebuild=force_reload)
 
 
 def to_data(

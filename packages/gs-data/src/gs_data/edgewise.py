@@ -23,6 +23,7 @@ import torch
 from torch_geometric.data import Data
 
 from gs_data._io import CorruptRawFileError, MissingRawFileError, atomic_write
+from gs_data._safe_pickle import read_npz
 
 __all__ = [
     "EdgewiseSplit",
@@ -63,14 +64,42 @@ def _dataset_key(name: str) -> str:
     return key
 
 
+def _folds_of(arrays: dict[str, np.ndarray], path: Path) -> tuple[np.ndarray, ...]:
+    if "k_fold_indices" in arrays:  # the paper's layout: (k, n) ints, or k arrays as objects
+        raw = arrays["k_fold_indices"]
+        if raw.dtype.hasobject:
+            if raw.ndim != 1 or not all(isinstance(f, np.ndarray) and f.ndim == 1 for f in raw):
+                raise CorruptRawFileError(
+                    f"{path}: 'k_fold_indices' must hold 1-D arrays of node ids, got {raw.shape} "
+                    f"of {sorted({type(f).__name__ for f in raw.flat})}"
+                )
+        elif raw.ndim != 2:
+            raise CorruptRawFileError(f"{path}: 'k_fold_indices' must be (folds, nodes), got shape {raw.shape}")
+        return tuple(np.asarray(f, dtype=np.int64) for f in raw)
+    k = 0  # ours for folds of unequal size: one array per fold, k_fold_indices_<i>
+    while f"k_fold_indices_{k}" in arrays:
+        k += 1
+    if k == 0:
+        raise CorruptRawFileError(
+            f"{path}: expected arrays 'test_indices' and 'k_fold_indices' (or k_fold_indices_0, "
+            f"k_fold_indices_1, ...), found {sorted(arrays)}"
+        )
+    return tuple(np.asarray(arrays[f"k_fold_indices_{i}"], dtype=np.int64) for i in range(k))
+
+
 def _read_split(path: Path) -> EdgewiseSplit:
+    """Read one split file without unpickling anything (:func:`gs_data._safe_pickle.read_npz`:
+    the authors' files store folds of unequal size as an object array, which is parsed with an
+    unpickler that admits only numpy's array reconstruction)."""
     try:
-        with np.load(path, allow_pickle=True) as z:  # folds of unequal size are stored as objects
-            if "test_indices" not in z.files or "k_fold_indices" not in z.files:
-                raise CorruptRawFileError(f"{path}: expected arrays 'test_indices' and 'k_fold_indices', found {z.files}")
-            test = np.asarray(z["test_indices"], dtype=np.int64)
-            folds = tuple(np.asarray(f, dtype=np.int64) for f in z["k_fold_indices"])
-    except CorruptRawFileError:
+        arrays = read_npz(path)
+        if "test_indices" not in arrays:
+            raise CorruptRawFileError(
+                f"{path}: expected arrays 'test_indices' and 'k_fold_indices', found {sorted(arrays)}"
+            )
+        test = np.asarray(arrays["test_indices"], dtype=np.int64)
+        folds = _folds_of(arrays, path)
+    except CorruptRawFileError:  # includes UnsafePickleError, which names the file
         raise
     except Exception as exc:  # noqa: BLE001
         raise CorruptRawFileError(f"{path}: cannot read this edgewise split file ({type(exc).__name__}: {exc})") from exc
@@ -180,17 +209,20 @@ def generate_edgewise_splits(
 
 
 def save_edgewise_split(split: EdgewiseSplit, path: str | os.PathLike) -> Path:
-    """Write a split in the paper's ``.npz`` format (atomically)."""
+    """Write a split in the paper's ``.npz`` format (atomically).
+
+    Folds of equal size are one ``(k, n)`` array ``k_fold_indices`` (the paper's layout); folds
+    of unequal size are one array per fold, ``k_fold_indices_0`` ... ``k_fold_indices_<k-1>``,
+    never an object array (reading one needs unpickling; :func:`load_edgewise_splits` reads both).
+    """
     path = Path(path)
     sizes = {f.size for f in split.k_fold_indices}
     if len(sizes) == 1:
-        folds = np.stack(split.k_fold_indices)
+        folds = {"k_fold_indices": np.stack(split.k_fold_indices)}
     else:
-        folds = np.empty(len(split.k_fold_indices), dtype=object)
-        for i, f in enumerate(split.k_fold_indices):
-            folds[i] = f
+        folds = {f"k_fold_indices_{i}": np.asarray(f) for i, f in enumerate(split.k_fold_indices)}
     with atomic_write(path) as fh:
-        np.savez(fh, test_indices=split.test_indices, k_fold_indices=folds)
+        np.savez(fh, test_indices=split.test_indices, **folds)
     return path
 
 

@@ -6,6 +6,7 @@ import copy
 import json
 import logging
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import torch
 from torch_geometric.data import Data
 
 from gs_data._fingerprint import fingerprint
-from gs_data._io import MissingRawFileError, data_root, processed_root
+from gs_data._io import CorruptRawFileError, MissingRawFileError, build_once, data_root, processed_root
 
 __all__ = [
     "AUTHORS_SPLIT_KEYS",
@@ -168,14 +169,9 @@ def make_split(
     fp = data_fingerprint(data)
     path = _cache_file(processed_root(cache_dir), fp, strategy, sizes_key, int(seed), num_domains,
                        domain_scope)
-    split = None
-    if use_cache and path.exists():
-        try:
-            split = Split.load(path)
-        except Exception as exc:  # noqa: BLE001 - rebuild a broken cache entry
-            logger.warning("split cache %s unreadable (%s); recomputing", path, exc)
-    if split is None:
-        split = structural_split(
+
+    def compute() -> Split:
+        return structural_split(
             data.edge_index.detach().cpu().numpy(),
             strategy,
             sizes=sizes,
@@ -184,11 +180,10 @@ def make_split(
             num_domains=num_domains,
             domain_scope=domain_scope,
         )
-        if use_cache:
-            try:
-                split.save(path)
-            except OSError as exc:
-                logger.warning("could not write split cache %s: %s", path, exc)
+
+    # computed once when several processes miss together (issue 34)
+    split = (build_once(path, Split.load, compute, lambda p, s: s.save(p), what="split cache")
+             if use_cache else compute())
     out = attach_split(data, split)
     out.split_metadata = {**out.split_metadata, "cache_file": str(path), "data_fingerprint": fp}
     return out
@@ -231,7 +226,19 @@ def load_authors_split(
             f"the authors' split file {path} is missing; copy datasets/<name>/splits/"
             f"{strategy}.pth of yandex-research/structural-graph-shifts there"
         )
-    raw = torch.load(path, map_location="cpu", weights_only=True)
+    try:  # weights_only: tensors and containers only, a crafted file cannot run code
+        raw = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - torch's message advises weights_only=False
+        found = re.search(r"GLOBAL ([\w.]+)", str(exc))
+        reason = (f"it asks for {found.group(1)}, which is not allowed" if found
+                  else "it holds objects other than tensors" if "Weights only" in str(exc)
+                  else " ".join(str(exc).split())[:200])
+        raise CorruptRawFileError(
+            f"{path}: cannot load this split file safely ({type(exc).__name__}: {reason}); it is "
+            "damaged, not a torch file, or holds objects other than tensors (nothing from it was "
+            f"run). Copy datasets/<name>/splits/{strategy}.pth of "
+            "yandex-research/structural-graph-shifts there again"
+        ) from exc
     if not isinstance(raw, Mapping) or set(raw) != set(AUTHORS_SPLIT_KEYS):
         got = sorted(raw) if isinstance(raw, Mapping) else type(raw).__name__
         raise ValueError(

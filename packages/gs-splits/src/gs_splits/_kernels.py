@@ -11,12 +11,68 @@ block order, so the results are bit-identical on any machine whatever
 
 from __future__ import annotations
 
+import logging
+import os
+import tempfile
 import types
 
+import numba
 import numpy as np
 from numba import get_num_threads, njit, prange
 
 NBLOCKS = 256  # fixed reduction granularity (independent of the thread count)
+
+log = logging.getLogger(__name__)
+_cache_state = {"fallback": None}  # None: numba's own locations work; a path; or "off"
+
+
+def _temporary_cache_dir() -> str | None:
+    """A writable folder for numba's cache when neither ``NUMBA_CACHE_DIR``, the package folder
+    nor ``$HOME`` is: ``<tmp>/gs-splits-numba-<uid>`` (kept, so the next run reuses it), else a
+    fresh ``mkdtemp``; ``None`` when the temporary folder is not writable either."""
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    shared = os.path.join(tempfile.gettempdir(), f"gs-splits-numba-{uid}")
+    try:
+        os.makedirs(shared, mode=0o700, exist_ok=True)
+        tempfile.TemporaryFile(dir=shared).close()
+        return shared
+    except OSError:
+        pass
+    try:
+        return tempfile.mkdtemp(prefix="gs-splits-numba-")
+    except OSError:
+        return None
+
+
+def _jit(**options):
+    """``numba.njit(cache=True, **options)``, falling back (with one log line per process) to a
+    temporary cache folder, or to no on-disk cache, where numba finds no writable cache
+    location (issue 34: a read-only install with ``HOME`` unwritable made even ``gs-splits
+    --help`` fail with ``RuntimeError: cannot cache function ...``)."""
+
+    def decorate(func):
+        if _cache_state["fallback"] != "off":
+            try:
+                return njit(cache=True, **options)(func)
+            except RuntimeError as exc:
+                if "cannot cache" not in str(exc):
+                    raise
+                if _cache_state["fallback"] is None:  # the first kernel: try a temporary folder
+                    where = _temporary_cache_dir()
+                    log.warning(
+                        "numba finds no writable cache folder (NUMBA_CACHE_DIR, beside gs_splits, "
+                        "$HOME); %s. Set NUMBA_CACHE_DIR to a writable folder to choose one",
+                        f"compiled kernels are cached in {where}" if where
+                        else "kernels are compiled in every run (no temporary folder is writable)",
+                    )
+                    if where:
+                        _cache_state["fallback"] = where
+                        numba.config.CACHE_DIR = where
+                        return decorate(func)
+                _cache_state["fallback"] = "off"
+        return njit(**options)(func)
+
+    return decorate
 
 
 def _twin(func, suffix: str):
@@ -32,7 +88,7 @@ def _twin(func, suffix: str):
 
 
 # --------------------------------------------------------------------------- construction
-@njit(cache=True)
+@_jit()
 def _count_endpoints(src, dst, counts):
     loops = 0
     for k in range(src.size):
@@ -46,7 +102,7 @@ def _count_endpoints(src, dst, counts):
     return loops
 
 
-@njit(cache=True)
+@_jit()
 def _fill_tagged(src, dst, pos, work):
     """Write each non-loop edge (u, v) twice: 2v at row u (forward), 2u+1 at row v (reverse)."""
     for k in range(src.size):
@@ -60,7 +116,7 @@ def _fill_tagged(src, dst, pos, work):
         pos[v] += 1
 
 
-@njit(parallel=True, cache=True)
+@_jit(parallel=True)
 def _sort_dedup_rows(indptr, work, uniq, forward):
     """Sort every row of tagged entries; count unique neighbours and unique forward pairs."""
     n = indptr.size - 1
@@ -89,7 +145,7 @@ def _sort_dedup_rows(indptr, work, uniq, forward):
         forward[i] = fwd
 
 
-@njit(parallel=True, cache=True)
+@_jit(parallel=True)
 def _compact_rows(indptr, work, new_indptr, out):
     n = indptr.size - 1
     for i in prange(n):
@@ -103,7 +159,7 @@ def _compact_rows(indptr, work, new_indptr, out):
                 last = v
 
 
-@njit(cache=True)
+@_jit()
 def first_bad_edge(src, dst, n):
     for k in range(src.size):
         if src[k] < 0 or src[k] >= n or dst[k] < 0 or dst[k] >= n:
@@ -138,7 +194,7 @@ def build_symmetric_csr(src: np.ndarray, dst: np.ndarray, n: int):
 
 
 # --------------------------------------------------------------------------- degree order
-@njit(parallel=True, cache=True)
+@_jit(parallel=True)
 def _relabel_split(indptr, indices, order, rank, nptr, bounds, out, outdeg):
     """Row ``r`` of the relabelled graph = node ``order[r]``, neighbours renamed by ``rank``.
 
@@ -173,7 +229,7 @@ def _relabel_split(indptr, indices, order, rank, nptr, bounds, out, outdeg):
             outdeg[r] = lo - a
 
 
-@njit(cache=True)
+@_jit()
 def _balanced_bounds(nptr, nblocks, bounds):
     """Split rows into ``nblocks`` ranges of about equal cost (entries + 4 per row)."""
     n = nptr.size - 1
@@ -252,10 +308,10 @@ def _pr_sweep_py(bounds, nptr, nind, y, x, p, inv_deg, damping, teleport, x_new,
 # Serial and parallel twins of the same code: identical arithmetic (every reduction runs over
 # the same row blocks, fixed by the graph, combined in block order), so the choice and the
 # thread count never change a result bit.
-_pr_init_par = njit(parallel=True, cache=True)(_twin(_pr_init_py, "_par"))
-_pr_init_ser = njit(cache=True)(_twin(_pr_init_py, "_ser"))
-_pr_sweep_par = njit(parallel=True, cache=True)(_twin(_pr_sweep_py, "_par"))
-_pr_sweep_ser = njit(cache=True)(_twin(_pr_sweep_py, "_ser"))
+_pr_init_par = _jit(parallel=True)(_twin(_pr_init_py, "_par"))
+_pr_init_ser = _jit()(_twin(_pr_init_py, "_ser"))
+_pr_sweep_par = _jit(parallel=True)(_twin(_pr_sweep_py, "_par"))
+_pr_sweep_ser = _jit()(_twin(_pr_sweep_py, "_ser"))
 
 #: Below this many stored adjacency entries the serial kernels are used (thread start-up and
 #: synchronisation cost more than they save on small graphs).
@@ -365,8 +421,8 @@ def _triangles_py(nptr, nind, outdeg, span, counts, bits):
                 bm[nind[k] >> 6] = 0
 
 
-_triangles_par = njit(parallel=True, cache=True)(_twin(_triangles_py, "_par"))
-_triangles_ser = njit(cache=True)(_twin(_triangles_py, "_ser"))
+_triangles_par = _jit(parallel=True)(_twin(_triangles_py, "_par"))
+_triangles_ser = _jit()(_twin(_triangles_py, "_ser"))
 
 
 def triangles_per_node(dg: DegreeOrdered) -> np.ndarray:
@@ -386,7 +442,7 @@ def triangles_per_node(dg: DegreeOrdered) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- BFS / k-core
-@njit(cache=True)
+@_jit()
 def bfs_distances(indptr, indices, source, dist, queue):
     """Unweighted shortest-path distances from ``source`` (-1 = unreachable)."""
     dist[:] = -1
@@ -407,7 +463,7 @@ def bfs_distances(indptr, indices, source, dist, queue):
     return tail
 
 
-@njit(cache=True)
+@_jit()
 def core_numbers(indptr, indices, deg):
     """Batagelj-Zaversnik O(m) k-core decomposition."""
     n = deg.size
@@ -452,7 +508,7 @@ def core_numbers(indptr, indices, deg):
     return d
 
 
-@njit(cache=True)
+@_jit()
 def brandes_accumulate(indptr, indices, sources, bc):
     """Brandes' single-source dependency accumulation (unweighted) over ``sources``."""
     n = indptr.size - 1

@@ -665,14 +665,15 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         # results are the same either way).
         pre_cfg = train_config(name, algo, settings, seed, "no-info", device=device)
         cache = _pretrain_cache(job)
-        key = cache.key("gess-erm-pretrain", seed, pre_cfg, model) if cache is not None else None
-        pre_epoch = cache.load(key, model) if cache is not None else None
-        pretrain_cached = pre_epoch is not None
-        if not pretrain_cached:
-            pre = fit_graph(model, eval_parts, METHODS["erm"](), pre_cfg)
-            pre_epoch = pre.best.epoch
-            if cache is not None:
-                cache.save(key, model, pre_epoch)
+
+        def pretrain(m) -> int:
+            return fit_graph(m, eval_parts, METHODS["erm"](), pre_cfg).best.epoch
+
+        if cache is None:
+            pre_epoch, pretrain_cached = pretrain(model), False
+        else:  # trained once when two workers reach the same grid point (issue 34)
+            pre_epoch, pretrain_cached = cache.load_or_train(
+                cache.key("gess-erm-pretrain", seed, pre_cfg, model), model, pretrain)
         halves = _pool_halves(ds, settings)
         _, res = finetune_graph(model, {**eval_parts, "ood_labeled": pool}, n_tl,
                                 train_config(name, algo, settings, seed, device=device), seed=seed,

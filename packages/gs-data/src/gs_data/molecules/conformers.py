@@ -33,13 +33,14 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from gs_data._io import atomic_write
+from gs_data._io import atomic_write, entry_lock
 from gs_data.molecules.report import ProcessingReport
 
 __all__ = [
@@ -285,6 +286,19 @@ def _cache_write(path: Path, result: Conformer | ConformerError) -> None:
         np.savez(fh, **arrays)
 
 
+def _read_cached(root: Path, jobs: list[tuple[int, str]], config: ConformerConfig,
+                 hits: list[tuple[int, Conformer | ConformerError]]) -> list[tuple[int, str]]:
+    """Append the cached results of ``jobs`` to ``hits``; return the jobs not cached."""
+    missing = []
+    for pos, smi in jobs:
+        cached = _cache_read(_cache_path(root, conformer_cache_key(smi, config)), smi)
+        if cached is None:
+            missing.append((pos, smi))
+        else:
+            hits.append((pos, cached))
+    return missing
+
+
 def _embed_many(
     jobs: Sequence[tuple[int, str]],
     config: ConformerConfig,
@@ -440,50 +454,52 @@ def generate_conformers(
     jobs: list[tuple[int, str]] = []
     hits: list[tuple[int, Conformer | ConformerError]] = []
     if cdir is not None:
-        root = Path(cdir)
-        for pos, smi in enumerate(smiles):
-            cached = _cache_read(_cache_path(root, conformer_cache_key(smi, config)), smi)
-            if cached is None:
-                jobs.append((pos, smi))
-            else:
-                hits.append((pos, cached))
+        jobs = _read_cached(Path(cdir), list(enumerate(smiles)), config, hits)
     else:
         jobs = list(enumerate(smiles))
     _collect(hits)
-    if progress is None:
-        progress = len(jobs) >= _AUTO_MIN_PROGRESS and bool(getattr(sys.stderr, "isatty", lambda: False)())
-    if progress and jobs:
-        bar = _Progress(n, label=f"{source} conformers")
-        bar.update(done)
+    with ExitStack() as held:
+        if cdir is not None and jobs:
+            # one process embeds into a cache at a time (issue 34); the molecules another
+            # process embedded while this one waited are read, not embedded again
+            held.enter_context(entry_lock(Path(cdir) / "embedding", "conformer cache"))
+            hits = []
+            jobs = _read_cached(Path(cdir), jobs, config, hits)
+            _collect(hits)
+        if progress is None:
+            progress = len(jobs) >= _AUTO_MIN_PROGRESS and bool(getattr(sys.stderr, "isatty", lambda: False)())
+        if progress and jobs:
+            bar = _Progress(n, label=f"{source} conformers")
+            bar.update(done)
 
-    workers = int(n_workers)
-    if auto and len(jobs) < _AUTO_MIN_PARALLEL:
-        workers = 1
-    if workers > 1:  # smaller chunks for few molecules: every worker gets several tasks
-        chunk_size = max(1, min(int(chunk_size), -(-len(jobs) // (4 * workers))))
-    chunks = [jobs[i : i + chunk_size] for i in range(0, len(jobs), chunk_size)]
-    if workers > 1 and len(chunks) > 1:
-        import multiprocessing as mp
-
-        ctx = mp.get_context("spawn")
-        try:
-            with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx) as pool:
-                futures = [pool.submit(_embed_many, chunk, config, cdir, False) for chunk in chunks]
-                for fut in as_completed(futures):
-                    _collect(fut.result())
-        except BrokenProcessPool as exc:
-            logger.warning(
-                "conformer worker processes died (%s); embedding the remaining molecules in this "
-                "process. A script calling this at top level must guard its entry point with "
-                "`if __name__ == \"__main__\":` (spawned workers import it), or pass n_workers=1.",
-                exc,
-            )
-            chunks = [[job for job in chunk if results[job[0]] is None] for chunk in chunks]
+        workers = int(n_workers)
+        if auto and len(jobs) < _AUTO_MIN_PARALLEL:
             workers = 1
-    if workers == 1 or len(chunks) <= 1:
-        for chunk in chunks:
-            if chunk:
-                _collect(_embed_many(chunk, config, cdir, False))
+        if workers > 1:  # smaller chunks for few molecules: every worker gets several tasks
+            chunk_size = max(1, min(int(chunk_size), -(-len(jobs) // (4 * workers))))
+        chunks = [jobs[i : i + chunk_size] for i in range(0, len(jobs), chunk_size)]
+        if workers > 1 and len(chunks) > 1:
+            import multiprocessing as mp
+
+            ctx = mp.get_context("spawn")
+            try:
+                with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx) as pool:
+                    futures = [pool.submit(_embed_many, chunk, config, cdir, False) for chunk in chunks]
+                    for fut in as_completed(futures):
+                        _collect(fut.result())
+            except BrokenProcessPool as exc:
+                logger.warning(
+                    "conformer worker processes died (%s); embedding the remaining molecules in this "
+                    "process. A script calling this at top level must guard its entry point with "
+                    "`if __name__ == \"__main__\":` (spawned workers import it), or pass n_workers=1.",
+                    exc,
+                )
+                chunks = [[job for job in chunk if results[job[0]] is None] for chunk in chunks]
+                workers = 1
+        if workers == 1 or len(chunks) <= 1:
+            for chunk in chunks:
+                if chunk:
+                    _collect(_embed_many(chunk, config, cdir, False))
 
     report = ProcessingReport(source=source, n_input=n)
     out: list[Conformer | None] = []

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gs_data._io import atomic_path
+from gs_data._io import atomic_path, entry_lock
 from gs_data.track._deps import require
 from gs_data.track.config import PROCESSES, TrackSimConfig, check_process, pythia_settings
 from gs_data.track.store import FLOAT_COLUMNS, encode_barcode
@@ -54,14 +54,17 @@ def ensure_init_file(process: str, config: TrackSimConfig, init_dir: str | Path)
     path = _init_file(Path(init_dir), process, config)
     if path.exists():
         return path
-    with atomic_path(path) as tmp:  # PYTHIA creates the file (umask applies)
-        builder = pythia8mc.Pythia("", False)
-        for s in pythia_settings(process, config):
-            builder.readString(s)
-        builder.readString("MultipartonInteractions:reuseInit = 1")
-        builder.readString(f"MultipartonInteractions:initFile = {tmp}")
-        if not builder.init():
-            raise RuntimeError(f"PYTHIA initialisation failed for process {process!r}")
+    with entry_lock(path, "PYTHIA initialisation file"):  # computed once (issue 34)
+        if path.exists():
+            return path
+        with atomic_path(path) as tmp:  # PYTHIA creates the file (umask applies)
+            builder = pythia8mc.Pythia("", False)
+            for s in pythia_settings(process, config):
+                builder.readString(s)
+            builder.readString("MultipartonInteractions:reuseInit = 1")
+            builder.readString(f"MultipartonInteractions:initFile = {tmp}")
+            if not builder.init():
+                raise RuntimeError(f"PYTHIA initialisation failed for process {process!r}")
     return path
 
 

@@ -17,10 +17,12 @@ import multiprocessing
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
 
+from gs_data._io import entry_lock
 from gs_data.track._deps import INSTALL_HINT, require
 from gs_data.track.config import TrackSimConfig, check_process
 from gs_data.track.store import TrackEvents, atomic_savez, atomic_write_text
@@ -217,22 +219,33 @@ def generate_samples(
     seed = _check_int("seed", seed)
     n_workers = _check_int("n_workers", n_workers, 1)
     config, cache_root = _resolve(config, cache_dir)
-    plans = []
+    checked = []
     for req in requests:
         if not isinstance(req, (list, tuple)) or len(req) != 3:
             raise ValueError(f"each request must be (process, pileup, n_events), got {req!r}")
         process, pileup, n = req
         check_process(process)
-        plans.append(
-            _plan(
-                process,
-                _check_int("pileup", pileup),
-                _check_int("n_events", n),
-                seed,
-                cache_root,
-                config,
-            )
-        )
+        checked.append((process, _check_int("pileup", pileup), _check_int("n_events", n)))
+    # one process at a time per sample (issue 34): another process packing a sample removes its
+    # per-event files, so planning, simulating and packing all happen under the sample's lock;
+    # locks are taken in sorted order, so two processes asking for several samples never deadlock
+    # a sample asked for twice (two sizes) is planned once, at its largest size
+    largest: dict[tuple[str, int], int] = {}
+    for p, pu, n in checked:
+        largest[(p, pu)] = max(n, largest.get((p, pu), 0))
+    folders = sorted({sample_dir(p, pu, seed, cache_root, config) for p, pu in largest})
+    with ExitStack() as locks:
+        for folder in folders:
+            locks.enter_context(entry_lock(folder, "Track sample"))
+        keys = list(largest)
+        plans = [_plan(p, pu, largest[(p, pu)], seed, cache_root, config) for p, pu in keys]
+        made = dict(zip(keys, _generate(plans, seed, cache_root, config, n_workers, callback,
+                                        keep_event_files)))
+    return [made[(p, pu)] if n == largest[(p, pu)] else _slice(made[(p, pu)], n, made[(p, pu)].meta)
+            for p, pu, n in checked]
+
+
+def _generate(plans, seed, cache_root, config, n_workers, callback, keep_event_files):
     tasks = [(p["process"], p["pileup"], i, p["folder"]) for p in plans for i in p["missing"]]
     total = sum(p["n"] for p in plans if p["result"] is None)
     done = total - len(tasks)

@@ -13,8 +13,10 @@ Each pickle holds a list of events; an event is a pair ``(hits, signal_im)``: a
 tpz, te, deltapx, deltapy, deltapz, deltae, particle_id, geometry_id``) plus ``node_label``, and
 the invariant mass of the signal. Track ids are the particles numbered in order of first
 appearance. Only the processed versions are downloadable (Zenodo records 10070680 and
-10012747); users who have the raw pickles can load them here. Unpickling runs code from the
-file: load only files you trust. pandas is imported lazily.
+10012747); users who have the raw pickles can load them here. They are read with a restricted
+unpickler (:data:`GESS_PICKLE_GLOBALS`: the numpy / pandas / builtin names a list of frames
+needs), so a file that asks for anything else is refused naming the file, and nothing from it
+runs. pandas is imported lazily.
 """
 
 from __future__ import annotations
@@ -25,11 +27,32 @@ from pathlib import Path
 
 import numpy as np
 
+from gs_data._io import CorruptRawFileError
+from gs_data._safe_pickle import NUMPY_ARRAY_GLOBALS, UnsafePickleError, restricted_load
 from gs_data.track._deps import require
 from gs_data.track.config import ZPRIME_MASSES, check_process
 from gs_data.track.store import FLOAT_COLUMNS, TrackEvents
 
 REQUIRED_COLUMNS = FLOAT_COLUMNS + ("particle_id", "geometry_id", "node_label")
+
+#: what a pickled list of ``(DataFrame, float)`` pairs holds: numpy arrays and pandas' frame,
+#: index and block reconstruction (pandas 1.x and 2.x+ names), nothing else
+GESS_PICKLE_GLOBALS = NUMPY_ARRAY_GLOBALS | {
+    ("builtins", "slice"),
+    ("pandas", "DataFrame"),
+    ("pandas.core.frame", "DataFrame"),
+    ("pandas", "Index"),
+    ("pandas.core.indexes.base", "Index"),
+    ("pandas.core.indexes.base", "_new_Index"),
+    ("pandas", "RangeIndex"),
+    ("pandas.core.indexes.range", "RangeIndex"),
+    ("pandas", "StringDtype"),
+    ("pandas.arrays", "StringArray"),
+    ("pandas._libs.arrays", "__pyx_unpickle_NDArrayBacked"),
+    ("pandas._libs.internals", "_unpickle_block"),
+    ("pandas.core.internals.blocks", "new_block"),
+    ("pandas.core.internals.managers", "BlockManager"),
+}
 
 
 def gess_raw_path(
@@ -103,8 +126,16 @@ def load_gess_raw(path: str | Path) -> TrackEvents:
             "gs_data.track.raw.gess_raw_path for the layout GeSS uses)"
         )
     require("pandas")
-    with open(path, "rb") as f:
-        events = pickle.load(f)  # noqa: S301 - documented: trusted files only
+    try:
+        with open(path, "rb") as f:
+            events = restricted_load(f, GESS_PICKLE_GLOBALS, path=path, what="GeSS raw Track pickle")
+    except UnsafePickleError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - truncated, damaged, written by an unknown pandas
+        raise CorruptRawFileError(
+            f"{path}: cannot read this GeSS raw Track pickle ({type(exc).__name__}: {exc}); "
+            "replace it with a good copy"
+        ) from exc
     if not isinstance(events, list):
         raise ValueError(f"{path} must hold a list of events, got {type(events).__name__}")
     return events_from_gess_frames(events, meta={"source": str(path)})
