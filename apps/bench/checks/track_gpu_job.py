@@ -106,7 +106,8 @@ def train(args: argparse.Namespace) -> None:
     case = G.DATASETS[name]
     parts, _ = load_parts(args.export, case.knn_k, args.device, args.coords, args.max_train, args.features)
     t_load = time.time() - t0
-    settings = {"max_epochs": args.epochs, "track_batch_size": args.batch_size}
+    settings = {"max_epochs": args.epochs, "track_batch_size": args.batch_size,
+                "norm_stats_graphs": args.norm_stats_graphs}
     cfg = G.train_config(name, "erm", settings, args.seed, device=args.device)
     if args.lr:
         cfg = cfg.replace(lr=args.lr)
@@ -122,7 +123,7 @@ def train(args: argparse.Namespace) -> None:
            "coords": args.coords, "features": args.features,
            "gpu": torch.cuda.get_device_name(0) if args.device.startswith("cuda") else None,
            "torch": torch.__version__, "epochs_run": res.epochs_run, "batch_size": cfg.batch_size,
-           "lr": cfg.lr, "sizes": {p: len(v) for p, v in parts.items()},
+           "lr": cfg.lr, "norm_stats_graphs": cfg.norm_stats_graphs, "sizes": {p: len(v) for p, v in parts.items()},
            "load_s": round(t_load, 1), "wall_s": round(time.time() - t0, 1)}
     for track_name, track in res.tracks.items():
         sel = "id" if track_name == "iid_val" else "ood"
@@ -159,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--max-train", type=int, default=None)
     t.add_argument("--features", choices=("ones", "ones_pos"), default="ones",
                    help="point features: GeSS's all-ones (Track config only_ones) or ones + coordinates (a probe)")
+    t.add_argument("--norm-stats-graphs", type=int, default=1024,
+                   help="batch-norm statistics recomputed from this many training graphs before each "
+                        "evaluation (the gess suite's norm_stats_graphs; 0: running averages, as before)")
     t.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     export(a) if a.cmd == "export" else train(a)
