@@ -10,6 +10,7 @@ itself included)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -58,6 +59,8 @@ def validate(config) -> dict[str, str]:
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
     settings = job["settings"]
+    # a training loop's per-epoch line: it belongs in the job's log file, not on the console
+    logging.getLogger(__name__).info("toy epoch 1 of job n=%s", job["params"]["n"])
     if settings.get("pid_dir"):
         Path(settings["pid_dir"], str(os.getpid())).write_text(job["key"])
     running = None
@@ -85,4 +88,10 @@ def tables(records) -> list[Table]:
     rows = [[str(r["job"]["params"]["n"]), str(r["job"]["seed"]), str(r["metrics"]["value"])]
             for r in sorted(records, key=lambda r: (r["job"]["params"]["n"], r["job"]["seed"]))
             if r.get("status") == "ok"]
-    return [Table("toy values", ["n", "seed", "value"], rows)]
+    from gs_bench.report import fmt_mean_std, group_records
+
+    groups = group_records(records, ("n",))
+    means = [[str(n), fmt_mean_std([r["metrics"]["value"] for r in groups[(n,)]], scale=1.0)]
+             for (n,) in sorted(groups)]
+    return [Table("toy values", ["n", "seed", "value"], rows),
+            Table("toy mean over seeds", ["n", "value"], means)]

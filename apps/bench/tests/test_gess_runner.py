@@ -608,10 +608,10 @@ def test_tables_put_baselines_first_and_gess_selection_before_id_selection():
     rows = {r[1]: r for r in table.rows}
     assert [r[1] for r in table.rows[:2]] == ["majority class", "hit-count threshold"]
     assert rows["majority class"][0] == "—" and rows["majority class"][2] == "trivial"
-    assert rows["majority class"][3:] == ["50.00 ± 0.00", "40.00 ± 0.00"] * 2
-    assert rows["hit-count threshold"][3:5] == ["60.00 ± 0.00", "55.00 ± 0.00"]
+    assert rows["majority class"][3:] == ["50.00 ± 0.00 (n=2)", "40.00 ± 0.00 (n=2)"] * 2
+    assert rows["hit-count threshold"][3:5] == ["60.00 ± 0.00 (n=2)", "55.00 ± 0.00 (n=2)"]
     # OOD-selected first (the record's ID-selected values are swapped, see _record)
-    assert rows["erm"][3:] == ["90.00 ± 0.00", "70.00 ± 0.00", "70.00 ± 0.00", "90.00 ± 0.00"]
+    assert rows["erm"][3:] == ["90.00 ± 0.00 (n=2)", "70.00 ± 0.00 (n=2)", "70.00 ± 0.00 (n=2)", "90.00 ± 0.00 (n=2)"]
     # AUC: 50 by definition
     auc = [_record("moleculeace-scaffold", "erm", 0.8, 0.7, "auroc",
                    baselines={"AUC 50": {"test_id": 0.5, "test_ood": 0.5}})]

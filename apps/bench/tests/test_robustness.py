@@ -245,7 +245,7 @@ def test_unknown_suite_key_is_an_error_with_a_suggestion(toy, tmp_path, capsys):
     ("[settings]\nroot = 3", r"settings\.root: expected a string or nothing"),
     ("[settings]\npatience = true", r"settings\.patience: expected an integer( or nothing \(leave the key out\))?, got True \(a boolean\)"),
     ('[profiles.demo.grid]\nratio = [50]', r"profiles\.demo\.grid\.ratio: expected a list of a string"),
-    ("[settings]\nmax_epochs = 0", r"max_epochs must be > 0, got 0"),
+    ("[settings]\nmax_epochs = 0", r"max_epochs must be > 0 and finite, got 0"),
 ])
 def test_bad_setting_type_names_the_key_path(tmp_path, snippet, message):
     path = tmp_path / "s.toml"
@@ -333,3 +333,218 @@ def test_written_files_follow_the_umask(tmp_path, mask):
         os.umask(old)
     for p in (tmp_path / "a.json", tmp_path / "results" / "k.json"):
         assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~mask, oct(p.stat().st_mode)
+
+
+# ------------------------------------------------------------- issue 34: the second pass
+def _toy_cli(tmp_path: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    script = tmp_path / "toy_cli.py"
+    script.write_text(TOY_CLI)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=timeout)
+
+
+def test_a_folder_of_two_settings_reports_each_apart_and_every_cell_shows_n(toy, tmp_path, capsys):
+    """A re-run into the same --out after changing a setting: the report averaged both
+    settings' records (seed 0 counted twice). Now each setting is a section of its own, named
+    by the keys that differ, every mean cell says its n, and the second run warns."""
+    out = tmp_path / "out"
+    first = toy(n=(1, 2), seeds=2)
+    first.write_text(first.read_text() + "[settings.train]\nlr = 0.01\n")
+    assert main(["run", str(first), "--out", str(out), "--no-progress"]) == 0
+    second = toy(n=(1, 2), seeds=2)
+    second.write_text(second.read_text() + "[settings.train]\nlr = 0.02\n")
+    capsys.readouterr()
+    assert main(["run", str(second), "--out", str(out), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {out} already holds 4 toy record(s) of other settings (train.lr=0.01; this run: train.lr=0.02)" in err
+    report = (out / "report" / "report.md").read_text()
+    assert "## toy (train.lr=0.01)" in report and "## toy (train.lr=0.02)" in report
+    assert report.count("| 1 | 10.50 ± 0.50 (n=2) |") == 2 and "(n=4)" not in report
+    # a setting written out at its default is the same variant as leaving it out
+    third = toy(n=(1,), seeds=1)
+    third.write_text(third.read_text() + "[settings.train]\nlr = 0.01\nmax_epochs = 10\n")
+    capsys.readouterr()
+    assert main(["run", str(third), "--out", str(out), "--no-progress"]) == 0
+    assert "train.max_epochs" not in capsys.readouterr().err
+
+
+def test_records_of_one_grid_point_under_two_keys_are_never_averaged():
+    """Same settings, other package versions (a re-run after an upgrade): two groups."""
+    from gs_bench.report import fmt_mean_std, split_by_settings
+
+    def rec(key, seed, version):
+        return {"key": key, "status": "ok", "metrics": {"v": seed},
+                "job": {"suite": "nosuch", "params": {"n": 1}, "settings": {"a": 1}, "seed": seed},
+                "worker": {"versions": {"gs-algos": version}}}
+
+    groups = split_by_settings([rec("k1", 0, "0.1"), rec("k2", 1, "0.1"), rec("k3", 0, "0.2")])
+    assert [(label, [r["key"] for r in recs]) for label, recs in groups] == [
+        ("versions gs-algos=0.1", ["k1", "k2"]), ("versions gs-algos=0.2", ["k3"])]
+    assert split_by_settings([rec("k1", 0, "0.1"), rec("k2", 1, "0.2")])[0][0] == ""  # no duplicate
+    assert fmt_mean_std([0.1, 0.3]) == "20.00 ± 10.00 (n=2)" and fmt_mean_std([0.5]) == "50.00 (n=1)"
+
+
+def test_report_of_a_folder_gs_did_not_write_moves_nothing(toy, tmp_path, capsys):
+    """``gs-bench report DIR`` moved every non-record ``DIR/results/*.json`` to quarantine,
+    even without a gs run file. Now it leaves them in place and says so."""
+    foreign = tmp_path / "other"
+    (foreign / "results").mkdir(parents=True)
+    theirs = foreign / "results" / "config.json"
+    theirs.write_text('{"learning_rate": 0.1}')
+    assert main(["report", str(foreign)]) == 2
+    err = capsys.readouterr().err
+    assert theirs.read_text() == '{"learning_rate": 0.1}' and not (foreign / "results" / "quarantine").exists()
+    assert f"{foreign} is not a gs run folder (no run-<suite>.json): skipped 1 file(s)" in err
+    assert "config.json" in err and not (foreign / "report").exists()
+    # gs records copied there without their run file are reported; the foreign file stays
+    out = tmp_path / "out"
+    assert main(["run", str(toy(n=(1,))), "--out", str(out), "--no-progress"]) == 0
+    for rec in (out / "results").glob("*.json"):
+        (foreign / "results" / rec.name).write_text(rec.read_text())
+    capsys.readouterr()
+    assert main(["report", str(foreign)]) == 0
+    assert theirs.is_file() and not (foreign / "results" / "quarantine").exists()
+    assert "not a gs run folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_failing_job_is_one_line_whatever_workers_and_v_shows_the_traceback(tmp_path, workers):
+    """``--workers 1`` printed the traceback and every per-epoch log line, ``--workers 2``
+    neither. Now both print one line per failure (naming the log file); the traceback and the
+    job's log lines are in that file, and ``-v`` prints the traceback too."""
+    flag = tmp_path / "fail-flag"
+    flag.write_text("")
+    (tmp_path / "toy.toml").write_text(
+        f'suite = "toy"\n[grid]\nn = [1, 2]\n[settings]\nfail_n = 2\nfail_while = "{flag}"\n')
+    base = ["run", "toy.toml", "--out", "out", "--no-progress", "--workers", workers]
+    res = _toy_cli(tmp_path, *base)
+    assert res.returncode == 1, res.stderr
+    assert "Traceback" not in res.stderr and "INFO" not in res.stderr and "toy epoch" not in res.stderr, res.stderr
+    failed = [ln for ln in res.stderr.splitlines() if "RuntimeError: toy job n=2" in ln]
+    assert len(failed) == 2, res.stderr  # the line as it happens, and the end-of-run summary
+    (key,) = [r["key"] for r in map(json.loads, map(Path.read_text, (tmp_path / "out" / "results").glob("*.json")))
+              if r["status"] == "error"]
+    log = (tmp_path / "out" / "logs" / f"{key}.log").read_text()
+    assert "Traceback" in log and "toy epoch 1 of job n=2" in log
+    assert f"(log: out/logs/{key}.log)" in res.stderr
+    res = _toy_cli(tmp_path, *base, "-v")
+    assert res.returncode == 1 and "Traceback (most recent call last)" in res.stderr, res.stderr
+
+
+def test_an_unreachable_ray_address_fails_fast_in_one_line_naming_it(toy, tmp_path, capsys, monkeypatch):
+    """``--executor ray --address`` to a host nobody listens on retried for over 5 minutes with
+    no gs message. Ray is not needed for the test: a stand-in module records ``ray.init``."""
+    import socket as _socket
+    import types
+
+    calls = []
+    fake = types.ModuleType("ray")
+    fake.is_initialized = lambda: False
+    fake.init = lambda **kw: calls.append(kw) or (_ for _ in ()).throw(
+        ConnectionError("Could not find any running Ray instance"))
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    with _socket.socket() as s:  # a port that was free a moment ago: nobody listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"127.0.0.1:{port}"
+    start = time.monotonic()
+    code = main(["run", str(toy(n=(1,))), "--out", str(tmp_path / "out"), "--no-progress",
+                 "--executor", "ray", "--address", address])
+    assert time.monotonic() - start < 60
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"gs-bench: cannot reach the Ray cluster at {address}") and calls == []
+    from gs_bench.executors import ClusterCheckError, check_reachable
+
+    with pytest.raises(ClusterCheckError, match="expected HOST:PORT"):
+        check_reachable("head-node:port")
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ("lr = inf", "settings.lr: expected a finite number, got inf"),
+    ("lr = nan", "settings.lr: expected a finite number, got nan"),
+    ("lr = 1e400", "settings.lr: expected a finite number, got inf"),
+    ("weight_decay = -1e-5", "settings: weight_decay must be >= 0 and finite, got -1e-05"),
+])
+def test_numeric_settings_are_finite_and_in_range_before_any_job(tmp_path, capsys, tiny_suite, settings, message):
+    """``lr = inf`` passed validation and the job died at epoch 1; a negative weight decay was
+    caught inside the job only."""
+    path = tmp_path / "s.toml"
+    path.write_text(tiny_suite(seeds=1, strategies=("popularity",)) + settings + "\n")
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+
+
+def test_nested_non_finite_settings_name_their_path(toy, tmp_path):
+    path = toy(n=(1,))
+    path.write_text(path.read_text() + "[settings.train]\nlr = -inf\n")
+    with pytest.raises(SuiteConfigError, match=r"settings\.train\.lr: expected a finite number, got -inf"):
+        load_suite(str(path))
+
+
+def test_a_full_disk_at_start_names_the_path_and_says_nothing_was_lost(toy, tmp_path, capsys, monkeypatch):
+    """Before: ``gs-bench: [Errno 28] No space left on device``, no path."""
+    import contextlib
+    import errno
+
+    import gs_data._io
+
+    out = tmp_path / "out"
+    assert main(["run", str(toy(n=(1,))), "--out", str(out), "--no-progress"]) == 0
+    kept = sorted(p.read_text() for p in (out / "results").glob("*.json"))
+
+    class Full:
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    @contextlib.contextmanager
+    def full_disk(path, mode="wb", encoding=None):
+        yield Full()
+
+    monkeypatch.setattr(gs_data._io, "atomic_write", full_disk)
+    capsys.readouterr()
+    assert main(["run", str(toy(n=(1, 2))), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(f"gs-bench: cannot write {out / 'run-toy.json'}: No space left on device; "
+                             f"nothing was lost: the 1 finished record(s) in {out / 'results'} are kept")
+    assert sorted(p.read_text() for p in (out / "results").glob("*.json")) == kept
+
+
+def test_a_profile_the_suite_file_lacks_is_an_error_naming_its_profiles(toy, tmp_path, capsys):
+    """``--profile ci`` on a file without ``[profiles.ci]`` ran the base settings silently."""
+    path = toy(n=(1,))
+    path.write_text(path.read_text() + "[profiles.demo]\nseeds = 1\n[profiles.paper]\nseeds = 2\n")
+    assert main(["run", str(path), "--profile", "ci", "--out", str(tmp_path / "o"), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert ("no [profiles.ci] in this suite file; the profiles it has: demo, paper, and full (its "
+            "[grid] and [settings] as written)") in err
+    assert load_suite(str(path), "full").seeds == 1  # full is the base settings
+    bare = toy(n=(1,))
+    assert load_suite(str(bare), "demo").seeds == 1  # a file without profiles runs as written
+    with pytest.raises(SuiteConfigError, match=r"no \[profiles\.ci\] in this suite file; it has no profiles: "
+                                               "run it without --profile, or with --profile full"):
+        load_suite(str(bare), "ci")
+
+
+@pytest.mark.parametrize("dry", [True, False])
+def test_an_exclude_that_removes_every_job_says_no_jobs_remain(toy, tmp_path, capsys, dry):
+    """Exit 0 and "run `gs-bench run ... --out` first" before issue 34."""
+    path = toy(n=(1, 2))
+    path.write_text(path.read_text() + "[[exclude]]\nn = [1, 2]\n")
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--no-progress", *(["--dry-run"] if dry else [])]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no jobs remain (the [[exclude]] rules leave out all 2 grid point(s))" in err[0], err
+    assert "first" not in err[0] and not out.exists()
+
+
+def test_a_suite_path_that_is_a_directory_says_so(tmp_path, capsys):
+    (tmp_path / "suites.toml").mkdir()
+    for name in ("suites.toml", str(tmp_path)):
+        assert main(["run", str(tmp_path / name) if name.endswith(".toml") else name,
+                     "--out", str(tmp_path / "o"), "--dry-run"]) == 2
+        err = capsys.readouterr().err
+        assert "is a directory, not a suite .toml file" in err and "does not exist" not in err

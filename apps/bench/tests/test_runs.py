@@ -226,7 +226,7 @@ def test_single_run_cells_print_n_not_a_zero_spread():
     from gs_bench.report import fmt_mean_std
 
     assert fmt_mean_std([0.1234]) == "12.34 (n=1)"
-    assert fmt_mean_std([0.1, 0.3]) == "20.00 ± 10.00"
+    assert fmt_mean_std([0.1, 0.3]) == "20.00 ± 10.00 (n=2)"  # every cell shows n (issue 34)
     assert fmt_mean_std([]) == "—"
 
 
@@ -256,7 +256,7 @@ def test_edgewise_tables_show_paper_values_and_structured_variants():
     assert models[:2] == ["GCN", "GAT"]
     assert "GMNN (released code: product of node marginals)" in models
     gcn = t1.rows[0]
-    assert gcn[3] == "10.00 ± 0.00 (paper 12.47, Δ -2.47)"  # Table 1, Cora GCN nodewise
+    assert gcn[3] == "10.00 ± 0.00 (n=2) (paper 12.47, Δ -2.47)"  # Table 1, Cora GCN nodewise
     t4 = next(t for t in tables if "Table 4" in t.title)
     assert "(paper 79.74, Δ -69.74)" in t4.rows[0][3]  # Table 4, Cora nodewise accuracy
     diffs = next(t for t in tables if "Differences" in t.title)

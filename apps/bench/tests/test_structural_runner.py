@@ -195,11 +195,11 @@ def test_paper_values_beside_cells_for_every_ratio():
             for s in range(2)]
     text = "\n".join(t.to_markdown() for t in structural.tables(recs))
     # Table 9 (ERM popularity ID 85.80), Table 16 (DE popularity 70.55), Table 1 / Table 4 rows
-    assert "80.00 ± 0.00 (paper 85.80, Δ -5.80; SS Table 9)" in text
-    assert "75.00 ± 0.00 (paper 70.55, Δ +4.45; SS Table 16)" in text
-    assert "-12.50 % (paper -3.94, Δ -8.56; SS Table 1)" in text
-    assert "-12.50 % (paper -7.56, Δ -4.94; SS Table 4)" in text
-    assert "75.00 (paper 82.06, Δ -7.06; SS Table 4)" in text
+    assert "80.00 ± 0.00 (n=2) (paper 85.80, Δ -5.80; SS Table 9)" in text
+    assert "75.00 ± 0.00 (n=2) (paper 70.55, Δ +4.45; SS Table 16)" in text
+    assert "-12.50 % (n=2) (paper -3.94, Δ -8.56; SS Table 1)" in text
+    assert "-12.50 % (n=2) (paper -7.56, Δ -4.94; SS Table 4)" in text
+    assert "75.00 (n=2) (paper 82.06, Δ -7.06; SS Table 4)" in text
 
 
 def test_ood_tables_score_single_dirichlet_models_by_mutual_information():

@@ -291,3 +291,54 @@ def test_make_runs_without_any_writable_numba_cache(tmp_path, shared_datasets):
     assert len(notes) == 1, made.stderr
     assert str(tmp) in notes[0]
     assert list(tmp_path.glob("split*.npz")), sorted(p.name for p in tmp_path.iterdir())
+
+
+# ------------------------------------------------------ issue 34: messages that misled
+def test_a_huge_sparse_adjacency_with_few_edges_is_refused_up_front_naming_the_file(tmp_path, capsys):
+    """A scipy.sparse adjacency of shape 3e8 with 5 edges: a generic "out of memory" after
+    1.3 GB before issue 34; now refused before any per-node array, naming the file and the
+    counts. A COO file holds no ``indptr``, so the test itself allocates nothing large; the
+    CSR file's size check reads only its ``shape`` and the header of ``indices``."""
+    import scipy.sparse as sp
+
+    n = 300_000_000
+    r, c = np.arange(5), (np.arange(5) + 1) % 5
+    coo = tmp_path / "huge.npz"
+    sp.save_npz(coo, sp.coo_array((np.ones(5), (r, c)), shape=(n, n)), compressed=True)
+    with pytest.raises(ValueError, match=r"huge\.npz: a scipy\.sparse adjacency of shape 300000000 x "
+                                         r"300000000 with 5 stored entries: at most 10 of its 300000000"):
+        load_graph(coo)
+    assert main(["make", str(coo), "--out", str(tmp_path / "s")]) == 2
+    line = _error_line(capsys)
+    assert "huge.npz" in line and "--num-nodes 300000000" in line and "out of memory" not in line
+    # CSR written by hand with a short indptr: the check must answer from shape + indices alone
+    csr = tmp_path / "huge-csr.npz"
+    np.savez(csr, indices=c.astype(np.int32), indptr=np.array([0, 1, 2, 3, 4, 5], dtype=np.int32),
+             format=np.array("csr"), shape=np.array([n, n]), data=np.ones(5))
+    with pytest.raises(ValueError, match=r"huge-csr\.npz: a scipy\.sparse adjacency of shape 300000000"):
+        load_graph(csr)
+    load_graph(coo, num_nodes=n)  # --num-nodes says the isolated nodes are real: accepted
+
+
+def test_an_output_name_that_is_a_directory_is_named_not_the_temporary_file(tmp_path, capsys):
+    g = _write_edges(tmp_path / "g.txt", _ring())
+    (tmp_path / "out.npz").mkdir()
+    assert main(["make", str(g), "--out", str(tmp_path / "out")]) == 2
+    line = _error_line(capsys)
+    assert f"{tmp_path / 'out.npz'}: is a directory" in line and ".tmp" not in line
+
+
+def test_out_with_a_trailing_slash_writes_into_that_folder(tmp_path, capsys):
+    g = _write_edges(tmp_path / "g.txt", _ring())
+    assert main(["make", str(g), "--strategy", "density", "--out", f"{tmp_path / 'o'}/"]) == 0
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["g-density.json", "g-density.npz"]
+    assert not (tmp_path / "o.npz").exists()
+    assert f"wrote {tmp_path / 'o' / 'g-density.npz'}" in capsys.readouterr().out
+
+
+def test_sizes_that_do_not_sum_to_one_print_the_actual_sum(tmp_path, capsys):
+    """``(sum 1)`` for a sum of 1.00000001 before issue 34."""
+    g = _write_edges(tmp_path / "g.txt", _ring())
+    assert main(["make", str(g), "--sizes", "0.3,0.1,0.1,0.1,0.40000001", "--out", str(tmp_path / "s")]) == 2
+    line = _error_line(capsys)
+    assert "(sum 1.00000001, +1e-08 from 1)" in line and "(sum 1)" not in line

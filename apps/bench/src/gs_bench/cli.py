@@ -97,6 +97,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--report", choices=FORMATS, default="md", help="report written at the end (default: md)")
     run.add_argument("--dry-run", action="store_true", help="validate the suite and count its jobs; run nothing")
+    run.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="also print the traceback of each failed job (always in its log file, OUT/logs/<key>.log) and progress details")
 
     rep = sub.add_parser("report", help="write the report of a results folder", description="Write paper-layout tables and figures for the results in DIR into DIR/report/.")
     rep.add_argument("dir", type=Path, help="results folder written by `gs-bench run`")
@@ -199,6 +200,27 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(text.split()) if text else type(exc).__name__
 
 
+def _os_error(exc: OSError, out: Path) -> str:
+    """One line for a file-system error of ``gs-bench run``: the path, the reason and, for a
+    full disk or quota, that nothing was lost (before issue 34: ``[Errno 28] No space left on
+    device`` without a path)."""
+    import errno
+
+    where = exc.filename or out
+    reason = exc.strerror or _one_line(exc)
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+        return f"cannot write {where}: {reason}" if exc.filename else _one_line(exc)
+    from gs_bench.store import ResultsStore
+
+    try:
+        kept = len(ResultsStore(out).keys())
+    except OSError:
+        kept = 0
+    return (f"cannot write {where}: {reason}; nothing was lost: the {kept} finished record(s) in "
+            f"{Path(out) / 'results'} are kept and no record was left half-written. Free some "
+            "space (or choose another --out) and run the same command again to resume")
+
+
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from gs_bench.store import LockedError
 
@@ -235,6 +257,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 device_in_key=args.device_in_key,
                 threads=args.threads,
                 retries=args.retries,
+                verbose=getattr(args, "verbose", False),
             )
         except SuiteConfigError as exc:
             print(f"gs-bench: cannot start: {_one_line(exc)}", file=sys.stderr)
@@ -242,22 +265,29 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         except LockedError as exc:
             print(f"gs-bench: cannot start: {_one_line(exc)}", file=sys.stderr)
             return 2
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
+            print(f"gs-bench: {_os_error(exc, args.out)}", file=sys.stderr)
+            return 2
+        except ValueError as exc:
             print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
             return 2
     if args.command == "report":
         from gs_bench.report import build_report
-        from gs_bench.run import print_quarantine
+        from gs_bench.run import print_quarantine, print_skipped
         from gs_bench.store import ResultsStore
 
+        store = ResultsStore(args.dir)
+        store.moves = store.is_run_folder()  # never move files of a folder gs did not write
         try:
-            path = build_report(args.dir, args.format)
+            path = build_report(args.dir, args.format, store=store)
         except (ValueError, OSError) as exc:
             print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
-            print_quarantine(ResultsStore(args.dir))
+            print_quarantine(store)
+            print_skipped(store)
             return 2
         print(f"report written to {path}")
-        print_quarantine(ResultsStore(args.dir))
+        print_quarantine(store)
+        print_skipped(store)
         return 0
     if args.command == "compare":
         from gs_bench import compare as C

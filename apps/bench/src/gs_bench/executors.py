@@ -232,7 +232,15 @@ def run_one(
     """
     handler, buf = _log_handler(log_path, capture_log)
     root = logging.getLogger()
+    console: list[logging.Handler] = []
+    level = root.level
     if handler is not None:
+        # the job's log (per-epoch lines, a failure's traceback) goes to its file only, as in
+        # a worker process: the console is the same whatever --workers (issue 34); the
+        # driver prints one line per failure, and the traceback with -v
+        console = list(root.handlers)
+        for h in console:
+            root.removeHandler(h)
         root.addHandler(handler)
         root.setLevel(logging.INFO)
     start = time.perf_counter()
@@ -272,6 +280,9 @@ def run_one(
         if handler is not None:
             root.removeHandler(handler)
             handler.close()
+            for h in console:
+                root.addHandler(h)
+            root.setLevel(level)
     record = {
         "job": job,
         "status": status,
@@ -563,6 +574,39 @@ def _check_nodes(ray, nodes, check, marker, env) -> bool:
 _PROBE_TIMEOUT_S = 600
 
 
+#: seconds ``--executor ray --address HOST:PORT`` waits for a TCP connection to the head
+RAY_CONNECT_TIMEOUT_S = 15.0
+
+
+def check_reachable(address: str, timeout: float | None = None) -> None:
+    """Raise :class:`ClusterCheckError` naming ``address`` unless a TCP connection to it opens
+    within ``timeout`` seconds (default :data:`RAY_CONNECT_TIMEOUT_S`). Before issue 34,
+    ``ray.init`` retried an unreachable address for over 5 minutes without a gs message.
+    ``auto`` / ``local`` (found by Ray itself) are not checked; ``ray://`` addresses are."""
+    if address in ("auto", "local"):
+        return
+    hostport = address.split("://", 1)[-1].split("/", 1)[0]
+    host, sep, port_text = hostport.rpartition(":")
+    if not sep:
+        host, port_text = hostport, "10001" if address.startswith("ray://") else "6379"
+    host = host.strip("[]")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ClusterCheckError(f"--address {address!r}: expected HOST:PORT (e.g. head-node:6379), "
+                                "'auto' or ray://HOST:PORT") from None
+    limit = RAY_CONNECT_TIMEOUT_S if timeout is None else timeout
+    try:
+        with socket.create_connection((host, port), timeout=limit):
+            pass
+    except OSError as exc:
+        why = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise ClusterCheckError(
+            f"cannot reach the Ray cluster at {address} ({why} after at most {limit:g} s); is "
+            "`ray start --head` running there and the port open from this machine? Nothing "
+            "started; see docs/cluster.md") from None
+
+
 def _execute_ray(todo, runner, store, workers, address, finish, *, device, threads, retries,
                  resources, check, env) -> None:
     try:
@@ -582,7 +626,13 @@ def _execute_ray(todo, runner, store, workers, address, finish, *, device, threa
     if not ray.is_initialized():
         quiet = {"log_to_driver": False, "logging_level": logging.WARNING}  # CLI: our lines only
         if address:
-            ray.init(address=address, **quiet)
+            check_reachable(address)
+            try:
+                ray.init(address=address, **quiet)
+            except (ConnectionError, TimeoutError) as exc:
+                raise ClusterCheckError(
+                    f"cannot connect to the Ray cluster at {address}: {type(exc).__name__}: "
+                    f"{' '.join(str(exc).split())[:200]}; see docs/cluster.md") from None
         else:
             # "local": always a new local instance, as documented (docs/cluster.md). Without
             # an address Ray would look for a running instance (RAY_ADDRESS, then any local

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +16,8 @@ import numpy as np
 
 from gs_bench.store import CorruptRecordError, ResultsStore, atomic_write_text
 
-__all__ = ["Table", "Figure", "mean_std", "fmt_mean_std", "build_report", "archived_records", "FORMATS", "ARCHIVE"]
+__all__ = ["Table", "Figure", "mean_std", "fmt_mean_std", "build_report", "archived_records", "FORMATS", "ARCHIVE",
+           "split_by_settings", "record_variant", "describe_variants"]
 
 FORMATS = ("md", "html", "latex")
 
@@ -87,13 +89,14 @@ def mean_std(values: Iterable[float]) -> tuple[float, float, int]:
 
 
 def fmt_mean_std(values: Iterable[float], scale: float = 100.0, digits: int = 2) -> str:
-    """``mean ± std`` (scaled); a cell of one value prints ``value (n=1)``, not a spread of 0."""
+    """``mean ± std (n=k)`` (scaled): every cell says over how many values it is taken; a cell
+    of one value prints ``value (n=1)``, not a spread of 0."""
     m, s, n = mean_std(values)
     if n == 0:
         return "—"
     if n == 1:
         return f"{m * scale:.{digits}f} (n=1)"
-    return f"{m * scale:.{digits}f} ± {s * scale:.{digits}f}"
+    return f"{m * scale:.{digits}f} ± {s * scale:.{digits}f} (n={n})"
 
 
 def group_records(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> dict[tuple, list[dict[str, Any]]]:
@@ -104,6 +107,93 @@ def group_records(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> dic
         params = rec["job"]["params"]
         groups[tuple(params.get(k) for k in keys)].append(rec)
     return groups
+
+
+def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in table.items():
+        if isinstance(v, dict) and v:
+            out.update(_flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = json.dumps(v, sort_keys=True, default=str)
+    return out
+
+
+def _settings_defaults(suite: str | None) -> dict[str, str]:
+    """The flattened defaults of ``suite``'s ``Settings`` (empty when unknown), so that a
+    setting left out and the same value written out are one variant."""
+    import dataclasses
+
+    if not suite:
+        return {}
+    try:
+        from gs_bench.suites import runner_schema
+
+        return _flatten(dataclasses.asdict(runner_schema(suite)[1]()))
+    except Exception:  # noqa: BLE001 - an unknown suite or a Settings without defaults
+        return {}
+
+
+def record_variant(rec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The settings of a record, flattened (``train.lr``), with the suite's defaults filled
+    in, as a hashable value: two records of one variant differ only by grid point and seed."""
+    job = rec.get("job") or {}
+    flat = {**_settings_defaults(job.get("suite")), **_flatten(job.get("settings") or {})}
+    return tuple(sorted(flat.items()))
+
+
+def describe_variants(variants: Sequence[tuple[tuple[str, str], ...]]) -> list[str]:
+    """For each variant, ``"key=value, ..."`` over the keys whose values differ between the
+    variants (``""`` when they are all equal)."""
+    dicts = [dict(v) for v in variants]
+    keys = sorted({k for d in dicts for k in d if len({d2.get(k) for d2 in dicts}) > 1})
+    return [", ".join(f"{k}={d[k] if k in d else 'unset'}" for k in keys) for d in dicts]
+
+
+def split_by_settings(records: Sequence[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The records of one suite in groups that never mix two runs: one group per settings
+    variant (:func:`record_variant`), and inside one, apart again when a grid point and seed
+    occur twice (records of other package versions, data or ``--device-in-key``). Each group
+    comes with a label naming what sets it apart (``"lr=0.001"``; ``""`` for a single group),
+    so a cell's mean is never taken over two settings and no seed is counted twice."""
+    by_variant: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for rec in records:
+        by_variant[record_variant(rec)].append(rec)
+    variants = sorted(by_variant, key=lambda v: min(r["key"] for r in by_variant[v]))
+    labels = describe_variants(variants)
+    out: list[tuple[str, list[dict[str, Any]]]] = []
+    for variant, label in zip(variants, labels, strict=True):
+        for sub_label, recs in _split_duplicates(by_variant[variant]):
+            out.append((", ".join(x for x in (label, sub_label) if x), recs))
+    return out
+
+
+def _split_duplicates(records: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    def point(r: dict[str, Any]) -> tuple[str, Any]:
+        return json.dumps(r["job"].get("params"), sort_keys=True, default=str), r["job"].get("seed")
+
+    if len({point(r) for r in records}) == len(records):
+        return [("", records)]
+    by_versions: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        by_versions[tuple(sorted(((r.get("worker") or {}).get("versions") or {}).items()))].append(r)
+    groups = sorted(by_versions.items(), key=lambda kv: min(r["key"] for r in kv[1]))
+    labels = describe_variants([tuple((k, str(v)) for k, v in vs) for vs, _ in groups])
+    out = []
+    for (_, recs), label in zip(groups, labels, strict=True):
+        layers: list[tuple[set, list[dict[str, Any]]]] = []  # no grid point twice in a layer
+        for r in sorted(recs, key=lambda r: r["key"]):
+            free = next((lay for lay in layers if point(r) not in lay[0]), None)
+            if free is None:
+                free = (set(), [])
+                layers.append(free)
+            free[0].add(point(r))
+            free[1].append(r)
+        for i, (_, lay) in enumerate(layers):
+            extra = (f"records under other job keys (data files or --device-in-key), set {i + 1}"
+                     if len(layers) > 1 else "")
+            out.append((", ".join(x for x in ((f"versions {label}" if label else ""), extra) if x), lay))
+    return out
 
 
 #: the records of an archived run folder, one JSON record per line (``apps/bench/measured/*/``)
@@ -134,20 +224,25 @@ def archived_records(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def build_report(out: str | Path, fmt: str = "md") -> Path:
+def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None = None) -> Path:
     """Write the report of the results folder ``out`` and return the report file.
 
     The records come from ``out/results/``, or, for an archived run folder without it, from
     ``out/results.jsonl`` (one record per line). Every table and figure is drawn from the
     records and the files the jobs wrote into ``out`` (e.g. ``split-pictures/``): no dataset
     is loaded and no split computed, so the data root may be gone.
+
+    ``store``: the store to read (default: ``ResultsStore(out)``, which quarantines unreadable
+    records only when ``out`` is a run folder, :meth:`ResultsStore.is_run_folder`).
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
     from gs_bench.runners import load_runner
 
     out = Path(out)
-    store = ResultsStore(out)
+    if store is None:
+        store = ResultsStore(out)
+        store.moves = store.is_run_folder()
     records = list(store.records())
     if not records and (out / ARCHIVE).is_file():
         records = archived_records(out / ARCHIVE)
@@ -166,12 +261,23 @@ def build_report(out: str | Path, fmt: str = "md") -> Path:
     order = list(RUNNERS)  # the papers' order: structural shifts, edgewise, LeBed, GeSS
     for suite in sorted(by_suite, key=lambda s: (order.index(s) if s in order else len(order), s)):
         runner = load_runner(suite)
-        recs = sorted(by_suite[suite], key=lambda r: r["key"])
-        tables = runner.tables(recs)
-        figures = runner.figures(recs, report_dir) if hasattr(runner, "figures") else []
-        texts = runner.paragraphs(recs) if hasattr(runner, "paragraphs") else []
-        notes = runner.notes(recs, out) if hasattr(runner, "notes") else []
-        sections.append((suite, tables, figures, texts, notes))
+        groups = split_by_settings(sorted(by_suite[suite], key=lambda r: r["key"]))
+        for i, (label, recs) in enumerate(groups):
+            # records of other settings are never averaged together: a section (and so a row)
+            # of their own, titled with the settings that set them apart (issue 34)
+            tables = runner.tables(recs)
+            figures = runner.figures(recs, report_dir) if hasattr(runner, "figures") else []
+            if len(groups) > 1:  # the next group draws files of the same names: move these
+                sub = report_dir / f"settings-{i + 1}"
+                sub.mkdir(exist_ok=True)
+                for f in figures:
+                    if (report_dir / f.path).is_file():
+                        os.replace(report_dir / f.path, sub / Path(f.path).name)
+                        f.path = f"{sub.name}/{Path(f.path).name}"
+            texts = runner.paragraphs(recs) if hasattr(runner, "paragraphs") else []
+            notes = runner.notes(recs, out) if hasattr(runner, "notes") else []
+            title = f"{suite} ({label})" if label else suite
+            sections.append((title, tables, figures, texts, notes))
     failed = [r for r in records if r.get("status") != "ok"]
     run_info = {**run_info, "workers": workers_summary(records)}
     text = _render(sections, fmt, run_info, len(records), failed)

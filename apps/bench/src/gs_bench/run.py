@@ -14,7 +14,8 @@ from gs_bench.runners import RUNNERS, load_runner
 from gs_bench.store import ResultsStore, RunLock, atomic_write_text
 from gs_bench.suites import SuiteConfig, SuiteConfigError, expand_jobs, job_resources, load_suite
 
-__all__ = ["run_suite", "plan_jobs", "print_quarantine", "print_failures"]
+__all__ = ["run_suite", "plan_jobs", "print_quarantine", "print_failures", "warn_other_settings",
+           "print_skipped"]
 log = logging.getLogger(__name__)
 
 
@@ -65,6 +66,7 @@ def run_suite(
     device_in_key: bool = False,
     threads: int | None = None,
     retries: int = DEFAULT_RETRIES,
+    verbose: bool = False,
 ) -> int:
     """Run ``suite`` with ``profile`` into ``out``; returns a process exit code (1 when a job
     failed: the failures are listed at the end, and running again retries only them).
@@ -76,6 +78,8 @@ def run_suite(
     it is stored in each record and does not change the job keys unless ``device_in_key``.
     ``threads``: torch threads per job (default: cores / workers; on Ray the job's
     ``num_cpus``). ``retries``: times a job whose worker process died is started again.
+    A failing job prints one line whatever ``workers``; ``verbose`` adds its traceback (which
+    is always in its log file).
     """
     from gs_algos.device import check_device, resolve_device
 
@@ -98,15 +102,56 @@ def run_suite(
         print(format_problems(pre.problems), file=sys.stdout if dry_run else sys.stderr)
         raise SuiteConfigError(f"{pre.summary()}; nothing started (problems listed above)")
     jobs, env = pre.jobs, (pre.env if pre.env is not None else environment())
+    if not jobs:  # before issue 34: exit 0 and "no results ... run `gs-bench run ...` first"
+        why = (f"the [[exclude]] rules leave out all {pre.excluded} grid point(s)" if pre.excluded
+               else "no grid point applies to this suite's runner")
+        raise SuiteConfigError(f"{pre.summary()}: no jobs remain ({why}); change the suite's "
+                               "[grid], [[exclude]] or the --datasets / --methods given")
     if dry_run:
         print(f"{pre.summary()}; the suite is valid (dry run, nothing started)", file=sys.stderr)
         return 0
+    if executor == "ray" and address:  # an unreachable head: one line now, nothing written
+        from gs_bench.executors import check_reachable
+
+        check_reachable(address)
     store = ResultsStore(out)
     store.root.mkdir(parents=True, exist_ok=True)
     with RunLock(store.root):
         return _run_locked(config, jobs, env, store, executor=executor, address=address,
                            workers=workers, progress=progress, report_format=report_format,
-                           device=device, threads=threads, retries=retries)
+                           device=device, threads=threads, retries=retries, verbose=verbose)
+
+
+def warn_other_settings(store: ResultsStore, config: SuiteConfig, jobs: list[dict[str, Any]]) -> int:
+    """Warn (stderr) when ``store`` already holds records of ``config.suite`` computed with
+    other settings, or of the same grid point and seed under another key (other package
+    versions or data, ``--device-in-key``): the report keeps them apart (a table each), but
+    the folder then mixes runs. Returns the number of such records."""
+    from gs_bench.report import describe_variants, record_variant
+
+    planned = {j["key"] for j in jobs}
+    points = {(json.dumps(j["params"], sort_keys=True), j["seed"]) for j in jobs}
+    ours = record_variant({"job": {"suite": config.suite, "settings": config.settings}})
+    other_settings, other_keys = [], 0
+    for rec in store.records():
+        if rec["job"].get("suite") != config.suite or rec["key"] in planned:
+            continue
+        if record_variant(rec) != ours:
+            other_settings.append(rec)
+        elif (json.dumps(rec["job"]["params"], sort_keys=True), rec["job"].get("seed")) in points:
+            other_keys += 1
+    if other_settings:
+        others = list(dict.fromkeys(record_variant(r) for r in other_settings))
+        diff = describe_variants([ours, *others])
+        print(f"warning: {store.root} already holds {len(other_settings)} {config.suite} record(s) "
+              f"of other settings ({'; '.join(diff[1:]) or 'other settings'}; this run: "
+              f"{diff[0] or 'the defaults'}). The report shows each setting in tables of its own; "
+              "use another --out to keep runs apart.", file=sys.stderr)
+    if other_keys:
+        print(f"warning: {store.root} already holds {other_keys} record(s) of the same grid points "
+              "and seeds under other job keys (other package versions, data files or "
+              "--device-in-key); the report shows them in tables of their own.", file=sys.stderr)
+    return len(other_settings) + other_keys
 
 
 def print_quarantine(store: ResultsStore) -> None:
@@ -120,6 +165,18 @@ def print_quarantine(store: ResultsStore) -> None:
           file=sys.stderr)
     for p in files:
         print(f"  {p.name}" + (f": {reasons[p]}" if p in reasons else ""), file=sys.stderr)
+
+
+def print_skipped(store: ResultsStore) -> None:
+    """One stderr line saying that files which are not gs records were left in place because
+    ``store`` is not a gs run folder (:meth:`ResultsStore.is_run_folder`), then one per file."""
+    if not store.skipped:
+        return
+    print(f"{store.root} is not a gs run folder (no run-<suite>.json): skipped "
+          f"{len(store.skipped)} file(s) in {store.results_dir} that are not gs records and left "
+          "them where they are (nothing moved to quarantine):", file=sys.stderr)
+    for p, reason in store.skipped:
+        print(f"  {p.name}: {reason}", file=sys.stderr)
 
 
 def print_failures(failed: list[dict[str, Any]], total: int, store: ResultsStore) -> None:
@@ -139,7 +196,7 @@ def print_failures(failed: list[dict[str, Any]], total: int, store: ResultsStore
 
 
 def _run_locked(config, jobs, env, store, *, executor, address, workers, progress, report_format,
-                device="auto", threads=None, retries=DEFAULT_RETRIES) -> int:
+                device="auto", threads=None, retries=DEFAULT_RETRIES, verbose=False) -> int:
     atomic_write_text(
         store.root / f"run-{config.suite}.json",
         json.dumps(
@@ -162,6 +219,7 @@ def _run_locked(config, jobs, env, store, *, executor, address, workers, progres
             default=str,
         ),
     )
+    warn_other_settings(store, config, jobs)
     todo = [j for j in jobs if not store.is_done(j["key"])]
     print(
         f"{config.suite} ({config.profile}): {len(jobs)} jobs, {len(jobs) - len(todo)} already done, "
@@ -179,7 +237,11 @@ def _run_locked(config, jobs, env, store, *, executor, address, workers, progres
             bar.set_postfix_str(f"last: {record['status']} {record['wall_time_s']:.1f}s")
             bar.update(1)
         if record["status"] != "ok":
-            print(f"job {record['job']['key']} failed: {record['error'].splitlines()[0]}", file=sys.stderr)
+            lines = str(record["error"] or "no error text").splitlines() or ["no error text"]
+            print(f"job {record['job']['key']} failed: {lines[0]} (log: "
+                  f"{store.logs_dir / (record['job']['key'] + '.log')})", file=sys.stderr)
+            if verbose and len(lines) > 1:
+                print("\n".join("    " + line for line in lines[1:]), file=sys.stderr)
 
     check = NodeCheck(RUNNERS[config.suite], config, env.get("data_fingerprints", {}),
                       env["versions"])

@@ -17,7 +17,9 @@ again by the next invocation.
 A record that cannot be read (truncated, not JSON, not a record of this store: wrong key,
 no job, unknown suite) is never fatal: it is moved to ``results/quarantine/`` with a warning
 naming its path and the reason (:attr:`ResultsStore.quarantined`), so ``report`` reports the
-good records and ``run`` runs that job again.
+good records and ``run`` runs that job again. Only in a run folder (one holding a
+``run-<suite>.json``): ``gs-bench report`` of any other folder skips such files and leaves them
+where they are (``ResultsStore(..., quarantine=False)``, :attr:`ResultsStore.skipped`).
 
 While ``gs-bench run`` writes into ``OUT`` it holds ``OUT/.lock`` (:class:`RunLock`, holding
 host, pid and start time), so a second concurrent ``run`` on the same folder stops with a
@@ -55,8 +57,11 @@ def atomic_write_text(path: Path, text: str) -> None:
     """
     from gs_data._io import atomic_write
 
-    with atomic_write(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    try:
+        with atomic_write(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:  # name the file asked for, not the temporary one or none (ENOSPC)
+        raise type(exc)(exc.errno, exc.strerror or str(exc), str(path)) from None
 
 
 class CorruptRecordError(ValueError):
@@ -190,13 +195,31 @@ class RunLock:
 class ResultsStore:
     """Folder of per-job JSON records (see the module docstring for the layout)."""
 
-    def __init__(self, root: str | os.PathLike[str]):
+    def __init__(self, root: str | os.PathLike[str], *, quarantine: bool = True):
         self.root = Path(root)
         self.results_dir = self.root / "results"
         self.logs_dir = self.root / "logs"
         self.quarantine_dir = self.results_dir / QUARANTINE
+        #: whether unreadable records are moved to ``results/quarantine/`` (``False``: skipped
+        #: and left in place, for a folder that is not a gs run folder, :meth:`is_run_folder`)
+        self.moves = quarantine
         #: ``(new path, reason)`` of every record this object moved to quarantine
         self.quarantined: list[tuple[Path, str]] = []
+        #: ``(path, reason)`` of every unreadable file skipped and left in place (``quarantine=False``)
+        self.skipped: list[tuple[Path, str]] = []
+
+    def run_files(self) -> list[Path]:
+        """The run files (``run-<suite>.json`` of a known suite) that ``gs-bench run`` wrote here."""
+        from gs_bench.runners import RUNNERS
+
+        return sorted(p for p in self.root.glob("run-*.json")
+                      if p.is_file() and p.name[4:-5] in RUNNERS)
+
+    def is_run_folder(self) -> bool:
+        """Whether ``gs-bench run`` wrote this folder (it holds a run file): only then does a
+        reader move files it cannot read to quarantine (issue 34: ``report`` of any folder
+        with a ``results/`` moved other programs' JSON files)."""
+        return bool(self.run_files())
 
     def path_for(self, key: str) -> Path:
         return self.results_dir / f"{key}.json"
@@ -277,7 +300,13 @@ class ResultsStore:
             if complete:
                 self.check_record(rec)
         except CorruptRecordError as exc:
-            self.quarantine(path, str(exc).removeprefix(f"{path}: "))
+            reason = str(exc).removeprefix(f"{path}: ")
+            if self.moves:
+                self.quarantine(path, reason)
+            else:
+                log.warning("skipped %s (%s); left in place: %s is not a gs run folder", path,
+                            reason, self.root)
+                self.skipped.append((path, reason))
             return None
         except OSError as exc:
             if exc.errno in (errno.ENOENT,):

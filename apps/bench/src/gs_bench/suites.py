@@ -74,6 +74,7 @@ __all__ = [
     "runner_schema",
     "check_table",
     "check_positive",
+    "check_nonnegative",
     "job_resources",
     "RESOURCE_KEYS",
 ]
@@ -175,6 +176,9 @@ def available_suites() -> list[str]:
 def _read_toml(name_or_path: str) -> tuple[dict[str, Any], str]:
     path = Path(name_or_path)
     if path.suffix == ".toml" or path.exists():
+        if path.is_dir():
+            raise SuiteConfigError(f"suite path {path} is a directory, not a suite .toml file "
+                                   "(give the file inside it, or a shipped suite name)")
         if not path.is_file():
             raise SuiteConfigError(f"suite file {path} does not exist")
         source = str(path)
@@ -250,12 +254,36 @@ def runner_schema(suite: str) -> tuple[type, type]:
 
 
 def check_positive(settings: Any, *names: str) -> None:
-    """Raise ``ValueError`` naming the first of ``names`` whose value is set and not > 0
-    (for the ``__post_init__`` of a runner's ``Settings``)."""
+    """Raise ``ValueError`` naming the first of ``names`` whose value is set and not a finite
+    number > 0 (for the ``__post_init__`` of a runner's ``Settings``; ``lr = inf`` passed
+    before issue 34 and the job died at epoch 1)."""
     for name in names:
         value = getattr(settings, name)
-        if value is not None and not value > 0:
-            raise ValueError(f"{name} must be > 0, got {value!r}")
+        if value is not None and not (value > 0 and math.isfinite(value)):
+            raise ValueError(f"{name} must be > 0 and finite, got {value!r}")
+
+
+def check_nonnegative(settings: Any, *names: str) -> None:
+    """Raise ``ValueError`` naming the first of ``names`` whose value is set and not a finite
+    number >= 0 (e.g. ``weight_decay``, which only failed inside the job before issue 34)."""
+    for name in names:
+        value = getattr(settings, name)
+        if value is not None and not (value >= 0 and math.isfinite(value)):
+            raise ValueError(f"{name} must be >= 0 and finite, got {value!r}")
+
+
+def _non_finite(value: Any, path: str) -> tuple[str, float] | None:
+    """``(key path, value)`` of the first float in ``value`` (a TOML value, tables and lists
+    included) that is ``inf`` or ``nan``; ``None`` when every number is finite."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path, value
+    items = value.items() if isinstance(value, dict) else (
+        ((f"[{i}]", v) for i, v in enumerate(value)) if isinstance(value, list) else ())
+    for k, v in items:
+        found = _non_finite(v, f"{path}{k}" if str(k).startswith("[") else f"{path}.{k}")
+        if found is not None:
+            return found
+    return None
 
 
 def _did_you_mean(key: str, choices: Any) -> str:
@@ -330,6 +358,9 @@ def check_table(table: Any, schema: type, path: str, *, partial: bool = False) -
                 f"(accepted here: {', '.join(sorted(fields))})"
             )
         tp = hints[key]
+        bad = _non_finite(value, kpath)
+        if bad is not None:  # TOML has inf and nan; no setting of gs accepts them
+            raise SuiteConfigError(f"{bad[0]}: expected a finite number, got {_value_repr(bad[1])}")
         if dataclasses.is_dataclass(tp) and isinstance(value, dict):
             check_table(value, tp, kpath, partial=partial)
         elif not _matches(value, tp):
@@ -565,6 +596,16 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
     except (TypeError, ValueError) as exc:
         where = f"profiles.{profile}.settings / settings" if profile in profiles else "settings"
         raise SuiteConfigError(f"{source}: {where}: {exc}") from None
+    if profile not in profiles and profile not in ("demo", "full", "paper"):
+        # before issue 34 a profile the file lacks ran the base settings without a word; the
+        # default profile (demo), full and paper (as full where absent) still run them
+        raise SuiteConfigError(
+            f"{source}: no [profiles.{profile}] in this suite file; "
+            + (f"the profiles it has: {', '.join(sorted(profiles))}, and full (its [grid] and "
+               "[settings] as written)" if profiles else
+               "it has no profiles: run it without --profile, or with --profile full, for its "
+               "[grid] and [settings] as written")
+        )
     return SuiteConfig(
         suite=raw["suite"],
         profile=profile,

@@ -177,7 +177,12 @@ class MemberCache:
         from gs_algos.checkpoint import atomic_save
 
         state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-        atomic_save({"model": state, "epoch": int(epoch)}, self.path(key))
+        try:
+            atomic_save({"model": state, "epoch": int(epoch)}, self.path(key))
+        except (OSError, RuntimeError) as exc:  # torch.save on a full disk: RuntimeError
+            # the cache is optional: the job has its member in memory and goes on (issue 34)
+            log.warning("member cache: could not write %s (%s); the job goes on without "
+                        "caching this member", self.path(key), " ".join(str(exc).split())[:200])
 
 
 @dataclass

@@ -34,6 +34,12 @@ def atomic_write(target: str | os.PathLike, write: Callable[[Any], Any]) -> None
         with os.fdopen(fd, "wb") as f:
             write(f)
         os.replace(tmp, target)
+    except OSError as exc:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        if exc.filename in (None, str(tmp)):  # name the target, never the temporary file
+            raise type(exc)(exc.errno, exc.strerror or str(exc), str(target)) from None
+        raise
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -122,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="fail (exit 2) instead of warning when more than --tie-fraction of the nodes share one property value")
     mk.add_argument("--tie-fraction", type=_fraction, default=None,
                     help="largest tolerated tie group, as a fraction of the nodes (default 0.5)")
-    mk.add_argument("--out", "-o", type=Path, required=True, help="output path stem: writes OUT.npz and OUT.json")
+    mk.add_argument("--out", "-o", type=str, required=True, help="output path stem: writes OUT.npz and OUT.json; a folder when it ends in '/' (writes OUT/<graph>-<strategy>.npz and .json)")
 
     rp = sub.add_parser("report", help="Markdown summary and figures of a split", description=_REPORT_HELP,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -147,6 +148,7 @@ def _make(args: argparse.Namespace) -> int:
     from gs_splits.io import load_graph
     from gs_splits.split import TIE_WARNING_FRACTION, _paths, structural_split
 
+    out = _out_stem(args)
     gf = load_graph(args.graph, relabel=args.relabel, num_nodes=args.num_nodes)
     strategy = args.strategy
     if args.property_file is not None:
@@ -165,11 +167,11 @@ def _make(args: argparse.Namespace) -> int:
         split.metadata["property_file"] = str(args.property_file)
     ids_path = None
     if gf.node_ids is not None:
-        npz, _ = _paths(args.out)
+        npz, _ = _paths(out)
         ids_path = npz.with_name(npz.name[: -len(".npz")] + ".node_ids.npy")
         split.metadata["relabel"] = {"node_ids_file": ids_path.name, "num_ids": int(gf.node_ids.size),
                                      "rule": "node i is the i-th smallest original id"}
-    path = split.save(args.out)
+    path = split.save(out)
     if ids_path is not None:
         atomic_write(ids_path, lambda f: np.save(f, gf.node_ids))
     gn = split.metadata["graph_normalisation"]
@@ -180,6 +182,18 @@ def _make(args: argparse.Namespace) -> int:
           + ", ".join(f"{k} {v}" for k, v in split.sizes().items()))
     print(f"wrote {path} and {path.with_suffix('.json')}" + (f" and {ids_path}" if ids_path else ""))
     return 0
+
+
+def _out_stem(args: argparse.Namespace) -> Path:
+    """The stem ``make`` writes ``.npz`` / ``.json`` to: ``--out`` itself, or, when it ends in a
+    path separator (``--out splits/``), ``<that folder>/<graph stem>-<strategy>`` (before issue
+    34 ``Path("o/")`` dropped the slash and ``o.npz`` was written beside the folder)."""
+    text = str(args.out)
+    if not text.endswith(("/", os.sep)):
+        return Path(text)
+    name = (f"{args.graph.stem}-property-{args.property_file.stem}" if args.property_file is not None
+            else f"{args.graph.stem}-{args.strategy}")
+    return Path(text) / name
 
 
 def _load_npy(path: Path, what: str):
@@ -279,8 +293,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gs-splits {args.command}: error: {_one_line(msg)}", file=sys.stderr)
         return 2
     except MemoryError:
-        print(f"gs-splits {args.command}: error: out of memory (a graph this large needs more RAM; "
-              "see the README's memory table)", file=sys.stderr)
+        what = args.graph if args.command == "make" else f"{args.split} on {args.graph}"
+        print(f"gs-splits {args.command}: error: {what}: out of memory (a graph this large needs "
+              "more RAM; see the README's memory table)", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - one line instead of a traceback; -v shows it
         if args.verbose:

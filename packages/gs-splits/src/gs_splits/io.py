@@ -150,6 +150,8 @@ def _relabel_or_check(gf: GraphFile, p: Path, relabel: bool, num_nodes: int | No
     if sp.issparse(e) or not isinstance(e, np.ndarray) or e.size == 0:
         if relabel and sp.issparse(e):
             raise ValueError(f"{p}: --relabel applies to edge lists; this file holds an adjacency matrix (ids are 0..n-1 already)")
+        if sp.issparse(e) and num_nodes is None:
+            _check_adjacency_size(p, tuple(e.shape), int(e.nnz))
         return gf
     if relabel:
         if num_nodes is not None or gf.labels is not None or gf.features is not None:
@@ -170,6 +172,43 @@ def _relabel_or_check(gf: GraphFile, p: Path, relabel: bool, num_nodes: int | No
             "the ids that occur 0..k-1 (the mapping is saved beside the split)"
         )
     return gf
+
+
+def _check_adjacency_size(p: Path, shape: tuple[int, ...], nnz: int) -> None:
+    """Refuse an adjacency whose nodes are almost all isolated (the rule of sparse node ids:
+    more than half of the nodes and more than :data:`SPARSE_ID_SLACK` without an edge), before
+    the per-node arrays of the split are allocated: a ``3e8 x 3e8`` matrix with 5 entries ended
+    in a generic "out of memory" after 1.3 GB (issue 34)."""
+    n = int(max(shape)) if shape else 0
+    touched = min(n, 2 * nnz)  # each stored entry gives an edge to at most two nodes
+    if n - touched > max(touched, SPARSE_ID_SLACK):
+        raise ValueError(
+            f"{p}: a scipy.sparse adjacency of shape {shape[0]} x {shape[-1]} with {nnz} stored "
+            f"entries: at most {touched} of its {n} nodes have an edge, so {n} nodes would be "
+            "allocated; save the graph as an edge list and use relabel (gs-splits make --relabel), "
+            f"or give num_nodes (--num-nodes {n}) if the isolated nodes are real"
+        )
+
+
+def _check_sparse_npz_size(p: Path) -> None:
+    """:func:`_check_adjacency_size` of a ``scipy.sparse.save_npz`` file from its ``shape`` and
+    entry arrays only, without reading ``indptr`` (``n + 1`` integers)."""
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            files = set(z.files)
+            if "shape" not in files or not ({"indices", "row"} & files):
+                return
+            shape = tuple(int(x) for x in np.asarray(z["shape"]).ravel())
+            entries = "indices" if "indices" in files else "row"
+            with z.zip.open(f"{entries}.npy") as fh:  # the header only: its length is nnz
+                fmt = np.lib.format
+                version = fmt.read_magic(fh)
+                read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+                nnz = int(np.prod(read(fh)[0]))
+    except Exception:  # noqa: BLE001 - an unreadable file is reported by the loader itself
+        return
+    if len(shape) == 2:
+        _check_adjacency_size(p, shape, nnz)
 
 
 def load_graph(path: str | Path, *, relabel: bool = False, num_nodes: int | None = None) -> GraphFile:
@@ -197,6 +236,8 @@ def load_graph(path: str | Path, *, relabel: bool = False, num_nodes: int | None
         raise FileNotFoundError(f"graph file not found: {p}")
     if p.is_dir():
         raise ValueError(f"{p}: is a folder, not a graph file")
+    if p.suffix.lower() == ".npz" and num_nodes is None:
+        _check_sparse_npz_size(p)
     try:
         gf = _load_graph(p)
     except FileNotFoundError:

@@ -19,6 +19,7 @@ CoraML splits do (n = 2995 -> 898 / 299 / 300 / 299 / 1199).
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import math
@@ -158,6 +159,10 @@ class Split:
         meta = dict(self.metadata)
         meta["masks"] = list(self.masks)
         meta.setdefault("gs_splits_version", __version__)
+        for target in (npz, js):  # else os.replace names the temporary file (issue 34)
+            if target.is_dir():
+                raise IsADirectoryError(errno.EISDIR, "is a directory, not a file name for the split "
+                                        "(choose another --out / path)", str(target))
         try:
             npz.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -260,8 +265,11 @@ def _check_sizes(sizes: Sequence[float], nparts: int, what: str = "sizes") -> np
         raise ValueError(f"{what} must have {nparts} fractions, got {len(s)}")
     if not np.all(np.isfinite(s)) or np.any(s < 0):
         raise ValueError(f"{what} must be finite non-negative fractions, got {tuple(sizes)}")
-    if not math.isclose(float(s.sum()), 1.0, rel_tol=0, abs_tol=1e-9):
-        raise ValueError(f"{what} must sum to 1, got {tuple(sizes)} (sum {s.sum():.6g})")
+    total = float(s.sum())
+    if not math.isclose(total, 1.0, rel_tol=0, abs_tol=1e-9):
+        # every digit of the sum: ``:.6g`` printed "(sum 1)" for a sum of 1.00000001
+        raise ValueError(f"{what} must sum to 1 (within 1e-9), got {tuple(sizes)} (sum {total!r}, "
+                         f"{total - 1:+.3g} from 1)")
     return s
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from gs_bench.published import published
 from gs_bench.report import Figure, Table, fmt_mean_std, group_records, mean_std
 from gs_bench.runners.structural import _root, dataset_fingerprints, require_axes
-from gs_bench.suites import SuiteConfig, SuiteConfigError, check_positive
+from gs_bench.suites import SuiteConfig, SuiteConfigError, check_nonnegative, check_positive
 
 MODELS = {
     "gcn": "edgewise-gcn",
@@ -66,6 +66,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         check_positive(self, "lr", "max_epochs", "patience", "bins")
+        check_nonnegative(self, "weight_decay")
         if self.structured_variant not in ("released", "ours-v1"):
             raise ValueError(f"structured_variant must be 'released' or 'ours-v1', got {self.structured_variant!r}")
         if self.stopping not in ("acc_or_nll", "patience"):

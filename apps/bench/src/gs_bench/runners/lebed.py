@@ -39,7 +39,7 @@ from gs_bench.runners.structural import (
     dataset_fingerprints,
     require_axes,
 )
-from gs_bench.suites import SuiteConfig, SuiteConfigError, check_positive
+from gs_bench.suites import SuiteConfig, SuiteConfigError, check_nonnegative, check_positive
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +105,7 @@ class Settings:
         check_positive(self, "noise_levels", "mask_levels", "domain_graphs", "temporal_graphs",
                        "max_epochs", "patience", "pretrain_lr", "lebed_lr", "lebed_max_steps",
                        "lebed_epsilon", "shards", "test_graphs")
+        check_nonnegative(self, "pretrain_weight_decay", "lebed_weight_decay", "lebed_min_steps")
 
 
 def validate(config: SuiteConfig) -> dict[str, str]:

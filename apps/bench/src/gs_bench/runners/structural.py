@@ -51,7 +51,7 @@ import numpy as np
 
 from gs_bench.published import published
 from gs_bench.report import Figure, Table, fmt_mean_std, group_records, mean_std
-from gs_bench.suites import DataMissingError, SuiteConfig, SuiteConfigError, check_positive
+from gs_bench.suites import DataMissingError, SuiteConfig, SuiteConfigError, check_nonnegative, check_positive
 
 log = logging.getLogger(__name__)
 
@@ -240,6 +240,7 @@ class Settings:
     def __post_init__(self) -> None:
         check_positive(self, "lr", "max_epochs", "patience", "ensemble_size", "ensemble_runs",
                        "posterior_runs", "robustness_runs", "domains")
+        check_nonnegative(self, "weight_decay")
 
 
 def validate(config: SuiteConfig) -> dict[str, str]:
@@ -694,7 +695,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
                 for sh in shifts:
                     vals = [r["metrics"][metric] for r in groups.get((ds, ratio, "erm", sh), [])]
                     m, _, n = mean_std(vals)
-                    cell = fmt.format(m * 100) if n else "—"
+                    cell = f"{fmt.format(m * 100)} (n={n})" if n else "—"
                     pub = published("structural-shifts", ds, ratio, sh, pub_method, metric)
                     if n and pub is not None:
                         cell += f" (paper {pub[0]:.2f}, Δ {m * 100 - pub[0]:+.2f}; {pub[1]})"
