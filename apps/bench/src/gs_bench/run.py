@@ -101,6 +101,10 @@ def run_suite(
     if dry_run:
         print(f"{pre.summary()}; the suite is valid (dry run, nothing started)", file=sys.stderr)
         return 0
+    if executor == "ray":  # before --out is created: a missing Ray leaves nothing behind
+        from gs_bench.optional import require
+
+        require("ray", "--executor ray")
     store = ResultsStore(out)
     store.root.mkdir(parents=True, exist_ok=True)
     with RunLock(store.root):
