@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
