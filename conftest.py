@@ -2,7 +2,7 @@
 
 * ``shared_datasets``: the folder of real raw datasets that sits beside the repository
   (``../shared/datasets``; override with the ``GS_SHARED_DATA`` environment variable).
-  Tests that need it are skipped with a clear reason when it is absent. The folder is
+  Tests that need it are skipped with a clear reason when it is absent or empty. The folder is
   read-only for us: a session-wide guard fails the run if any test changed a file in it.
 * No network: every test runs with outbound connections to anything but the loopback
   interface refused (tests never download; see gs-data's "no network" test).
@@ -93,10 +93,15 @@ def pytest_unconfigure(config):
 
 
 def shared_datasets_dir() -> Path | None:
-    """Where the shared real datasets are, or None if they are not on this machine."""
+    """Where the shared real datasets are, or None if they are not on this machine: the folder
+    is absent or empty. An empty folder counts as absent, so that ``GS_SHARED_DATA=<empty
+    folder>`` runs the suite as a plain clone would (``.ci/run`` does, to prove that every test
+    that needs the data skips without it)."""
     env = os.environ.get("GS_SHARED_DATA")
     path = Path(env) if env else _REPO_ROOT.parent / "shared" / "datasets"
-    return path if path.is_dir() else None
+    if not path.is_dir() or next(path.iterdir(), None) is None:
+        return None
+    return path
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -113,8 +118,9 @@ def shared_datasets() -> Path:
     path = shared_datasets_dir()
     if path is None:
         pytest.skip(
-            "real datasets not on this machine: place them at ../shared/datasets beside the "
-            "repository or set GS_SHARED_DATA to their folder"
+            "real datasets not on this machine (no files in $GS_SHARED_DATA or ../shared/datasets): "
+            "place them at ../shared/datasets beside the repository or set GS_SHARED_DATA to "
+            "their folder"
         )
     return path
 
@@ -127,6 +133,30 @@ def _shared_datasets_stay_untouched():
     if path is not None:
         after = _snapshot(path)
         assert after == before, f"a test wrote into the read-only shared data folder {path}"
+
+
+def _options_without_shown_default(parser) -> list[str]:
+    """The options of ``parser`` and its sub-commands whose default is a value (not None,
+    False or suppressed) but whose help text does not say "default" (issue 33)."""
+    import argparse
+
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    missing = []
+    for p in [parser, *(c for sub in subs for c in sub.choices.values())]:
+        for action in p._actions:
+            if action.required or action.default in (None, False, argparse.SUPPRESS):
+                continue
+            if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+                continue
+            if "default" not in (action.help or ""):
+                missing.append(f"{p.prog} {'/'.join(action.option_strings) or action.dest}")
+    return missing
+
+
+@pytest.fixture(scope="session")
+def options_without_shown_default():
+    """:func:`_options_without_shown_default`: a CLI test asserts it returns ``[]``."""
+    return _options_without_shown_default
 
 
 _real_connect = socket.socket.connect

@@ -39,15 +39,24 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 
 import nox
+
+try:  # Python 3.11+; nox itself brings tomli on 3.10
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 ROOT = pathlib.Path(__file__).parent.resolve()
 sys.path.insert(0, str(ROOT / ".ci"))
 import wheelenv  # noqa: E402  (shared with tests/test_wheels.py)
 
 CONSTRAINTS = ROOT / ".ci" / "constraints.txt"
+#: the Python minor the CI pins were resolved on; on any other minor (3.10, 3.12, ... run with
+#: ``nox --force-python``, see .ci/run) the package sessions install the newest releases within
+#: the packages' ranges instead, since the pins name releases that exist for this minor only
+#: (numpy 2.4 has no 3.10 wheels, ...)
+PINNED_PYTHON = "3.11"
 # tests-lowest: only what cannot come from the lower bounds themselves (see the file).
 LOWEST_CONSTRAINTS = ROOT / ".ci" / "constraints-lowest.txt"
 
@@ -130,8 +139,25 @@ def _install_local(
     if lowest:
         pins = ["--resolution", "lowest-direct", "-c", str(LOWEST_CONSTRAINTS)]
     else:
-        pins = ["-c", str(CONSTRAINTS)]
+        pins = _ci_pins(session)
     session.install(*pins, *targets, spec, *also)
+
+
+def _session_python(session: nox.Session) -> str:
+    """``major.minor`` of the session's interpreter."""
+    out = session.run("python", "-c", "import sys; print('%d.%d' % sys.version_info[:2])",
+                      silent=True, log=False)
+    return str(out).strip().splitlines()[-1]
+
+
+def _ci_pins(session: nox.Session) -> list[str]:
+    """``-c .ci/constraints.txt`` on the Python the pins were resolved on, else nothing."""
+    minor = _session_python(session)
+    if minor == PINNED_PYTHON:
+        return ["-c", str(CONSTRAINTS)]
+    session.log(f"Python {minor}: no CI pins (they are for {PINNED_PYTHON}); installing the newest "
+                "releases within the packages' ranges")
+    return []
 
 
 def _closure(deps: tuple[str, ...]) -> list[str]:
@@ -177,7 +203,8 @@ def _make_package_session(dist: str) -> None:
     @nox.session(name=name)
     def _session(session: nox.Session) -> None:
         _install_local(session, dist, test_extras, also=(XDIST_REQUIREMENT,) if workers else ())
-        _pytest(session, f"{folder}/tests", workers=workers)
+        # isolated_as: the name without the interpreter nox appends under --force-python
+        _pytest(session, f"{folder}/tests", isolated_as=name, workers=workers)
 
     _session.__doc__ = f"Install only {dist} (+ its declared deps) in a fresh env and run its tests."
 
@@ -216,7 +243,7 @@ def tests_gs_metrics_no_torch(session: nox.Session) -> None:
     _install_local(session, "gs-metrics", ("test", "plot"))
     session.run("python", "-c", "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is not None)")
     session.run("python", "-m", "pytest", *(session.posargs or ["-q"]), "packages/gs-metrics/tests",
-                env={"GS_NOX_SESSION": session.name, "GS_BLOCK_TORCH": "1"})
+                env={"GS_NOX_SESSION": "tests-gs_metrics-no-torch", "GS_BLOCK_TORCH": "1"})
 
 
 @nox.session(name="tests-integration")

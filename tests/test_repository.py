@@ -4,8 +4,13 @@ installed with its own version; the dependency graph between distributions is th
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
-import tomllib
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 from importlib import metadata
 from pathlib import Path
 
@@ -143,3 +148,54 @@ def test_ci_pins_torch_in_the_constraints_file_and_the_pin_is_in_every_torch_ran
     assert ranges, "no distribution declares torch"
     for spec in ranges:
         assert spec.contains(pins[0]) and spec.contains("2.14.0"), spec
+
+
+# ---------------------------------------------------------------- issue 33: what users have
+_MINOR = re.compile(r"Programming Language :: Python :: (3\.\d+)$")
+
+
+def _minors(dist: str) -> list[str]:
+    project = tomllib.loads((ROOT / DISTS[dist][0] / "pyproject.toml").read_text())["project"]
+    return sorted((m.group(1) for c in project["classifiers"] if (m := _MINOR.match(c))),
+                  key=lambda v: int(v.split(".")[1]))
+
+
+def test_python_versions_claimed_agree_everywhere():
+    """Every pyproject claims the same minors (classifiers), requires-python starts at the
+    lowest, the README says the same range, and CI runs each (.ci/pythons.py, .ci/run)."""
+    minors = _minors("gs-splits")
+    assert minors and all(_minors(d) == minors for d in DISTS)
+    for dist in DISTS:
+        project = tomllib.loads((ROOT / DISTS[dist][0] / "pyproject.toml").read_text())["project"]
+        assert project["requires-python"] == f">={minors[0]}", dist
+    readme = (ROOT / "README.md").read_text()
+    assert f"Python {minors[0]} to {minors[-1]}" in readme
+    assert "3.10+ works" not in readme
+    spec = importlib.util.spec_from_file_location("ci_pythons", ROOT / ".ci" / "pythons.py")
+    pythons = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pythons)
+    assert pythons.claimed_minors() == minors
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "python .ci/pythons.py --check" in ci
+    assert "--force-python \"$interpreter\" -s tests-gs_splits tests-gs_metrics-no-torch" in ci
+
+
+def test_ci_runs_the_data_sessions_without_the_shared_datasets():
+    """A test that needs ../shared and fails (instead of skipping) without it fails CI."""
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert 'GS_SHARED_DATA="$empty" python -m nox -s tests-gs_data tests-gs_bench' in ci
+
+
+def test_the_torch_lower_bound_is_the_version_tested_and_named_in_releasing():
+    bounds = set()
+    for dist in DISTS:
+        for text in _requirements(dist):
+            req = Requirement(text)
+            if req.name == "torch":
+                lows = [s.version for s in req.specifier if s.operator == ">="]
+                assert len(lows) == 1, f"{dist}: {text}"
+                bounds.add(lows[0])
+    assert len(bounds) == 1, f"one torch lower bound for all packages, found {sorted(bounds)}"
+    bound = bounds.pop()
+    releasing = (ROOT / "docs" / "releasing.md").read_text()
+    assert re.search(rf"torch {re.escape(bound)}\.\d+ \(the oldest torch the suite ran on", releasing)

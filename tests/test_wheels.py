@@ -197,7 +197,7 @@ def test_installing_gs_models_keeps_an_existing_torch_inside_its_range(wheels, t
 
 
 def test_control_a_torch_outside_the_range_would_be_replaced(wheels, tmp_path):
-    below = "2.12.0"
+    below = "2.10.0"  # below the lower bound, 2.11
     assert not _torch_range(wheels["gs-models"]).contains(below)
     python = wheelenv.fresh_env(tmp_path / "env")
     wheelenv.install(python, [str(_stub_torch_wheel(tmp_path / "stub", below))], constraints=None)

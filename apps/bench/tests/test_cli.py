@@ -33,3 +33,106 @@ def test_list_shows_suites_profiles_and_job_counts(capsys):
 def test_report_of_an_empty_folder_says_what_to_do(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     assert "gs-bench run" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------- issue 33: fast, honest errors
+def test_every_default_is_shown_in_help(options_without_shown_default):
+    """An option whose default is a value (not None / False) says it in its help text."""
+    from gs_bench.cli import _build_parser
+
+    assert options_without_shown_default(_build_parser()) == []
+
+
+def test_report_formats_are_those_of_the_report_module():
+    from gs_bench import report
+    from gs_bench.names import REPORT_FORMATS
+
+    assert REPORT_FORMATS == report.FORMATS
+
+
+def test_an_unknown_suite_is_rejected_before_torch_is_imported(tmp_path):
+    """Argument errors come before the heavy imports (torch takes seconds to import)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom gs_bench.cli import main\nrc = main(['run', 'nosuch', '--out', sys.argv[1]])\n"
+            "print(sorted(m for m in ('torch', 'torch_geometric', 'numba', 'gs_algos.device') "
+            "if m in sys.modules))\nsys.exit(rc)\n")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "unknown suite 'nosuch'" in done.stderr and "internal error" not in done.stderr
+    assert done.stdout.strip() == "[]"  # nothing heavy was imported
+    assert not out.exists()
+
+
+@pytest.fixture
+def tiny_suite_file(tmp_path, tiny_suite):
+    path = tmp_path / "tiny.toml"
+    path.write_text(tiny_suite(seeds=1, strategies=("popularity",), max_epochs=1))
+    return path
+
+
+def test_a_missing_ray_is_one_line_exit_2_and_leaves_nothing(tmp_path, tiny_suite_file, capsys,
+                                                             monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "ray", None)  # as if Ray were not installed
+    out = tmp_path / "out"
+    assert main(["run", str(tiny_suite_file), "--executor", "ray", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "internal error" not in err and len(err.splitlines()) == 1
+    assert "--executor ray needs Ray" in err and "pip install 'ray>=2.40'" in err
+    assert not out.exists()
+    # the library call stops the same way, before it creates --out
+    from gs_bench.optional import MissingDependencyError
+    from gs_bench.run import run_suite
+
+    with pytest.raises(MissingDependencyError, match="pip install 'ray>=2.40'"):
+        run_suite(str(tiny_suite_file), out=out, executor="ray", progress=False)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("module", ["matplotlib", "torch_cluster", "pythia8mc", "MoleculeACE", "ray"])
+def test_an_optional_package_missing_later_is_one_line_with_the_command(
+        module, tmp_path, tiny_suite_file, capsys, monkeypatch):
+    """Where a missing optional package is only found while running, the CLI still says what
+    is missing and how to install it, exit 2, not "internal error"."""
+    import gs_bench.run
+
+    def fails(*args, **kwargs):
+        try:
+            __import__(module)
+        except ImportError as exc:  # as a library wraps it (gs_data.track._deps.require)
+            raise ImportError(f"this needs {module}") from exc
+
+    monkeypatch.setitem(__import__("sys").modules, module, None)
+    monkeypatch.setattr(gs_bench.run, "run_suite", fails)
+    assert main(["run", str(tiny_suite_file), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "internal error" not in err
+    assert "is not installed: pip install" in err
+
+
+def test_install_commands_of_optional_packages_match_the_extras():
+    """The commands in the errors install what the pyproject extras would (same ranges)."""
+    import re
+    from pathlib import Path
+
+    from gs_bench.optional import install_hint
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    root = Path(__file__).resolve().parents[3]
+    bench = tomllib.loads((root / "apps/bench/pyproject.toml").read_text())["project"]
+    data = tomllib.loads((root / "packages/gs-data/pyproject.toml").read_text())["project"]
+    assert f"'{bench['optional-dependencies']['ray'][0]}'" in install_hint("ray")
+    assert "'matplotlib>=3.7'" in install_hint("matplotlib") and "matplotlib>=3.7" in bench["dependencies"]
+    track = install_hint("pythia8mc")
+    for req in data["optional-dependencies"]["track"]:
+        spec = req.split(";")[0].strip()
+        if not spec.startswith("pandas"):
+            assert f"'{spec}'" in track, (spec, track)
+    assert re.search(r"pip install --no-deps MoleculeACE", install_hint("MoleculeACE"))

@@ -50,7 +50,7 @@ def _env() -> dict[str, str]:
 def cluster(tmp_path_factory):
     """A running two-worker-node Ray cluster: ``address``, ``nodes_dir`` (the nodes' working
     directory). Skipped (with the reason) without Ray."""
-    pytest.importorskip("ray", reason="Ray not installed (pip install 'gs-bench[ray]')")
+    pytest.importorskip("ray", reason="Ray not installed (pip install 'ray>=2.40')")
     nodes_dir = tmp_path_factory.mktemp("ray-nodes")
     err = open(nodes_dir / "cluster.stderr.txt", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen([sys.executable, str(TESTS / "_ray_cluster.py"), "2"], cwd=nodes_dir,

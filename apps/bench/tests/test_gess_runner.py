@@ -346,7 +346,7 @@ def test_track_data_problem_goes_away_when_the_cache_holds_the_events(track_cach
     assert gess.data_problem("track-signal-zp10", settings) is None
     monkeypatch.setattr("gs_data.track._deps.simulation_available", lambda: False)
     why = gess.data_problem("track-pileup-pu90", settings)  # PU90 was never cached
-    assert why is not None and "bkg@PU90 (0/14 cached)" in why and 'gs-data[track]' in why
+    assert why is not None and "bkg@PU90 (0/14 cached)" in why and "pip install 'pythia8mc>=8.317.2,<8.318'" in why
 
 
 # ------------------------------------------------------- shared ERM pre-training of TL

@@ -126,7 +126,7 @@ def test_kill_minus_9_midway_then_resume_gives_the_same_report(uninterrupted, tm
 
 
 def test_ray_executor_gives_identical_results(uninterrupted, tmp_path):
-    pytest.importorskip("ray", reason="Ray not installed (pip install 'gs-bench[ray]')")
+    pytest.importorskip("ray", reason="Ray not installed (pip install 'ray>=2.40')")
     suite, ref_out = uninterrupted
     out = tmp_path / "ray"
     res = _cli("run", str(suite), "--out", str(out), "--no-progress", "--executor", "ray", "--workers", "2")

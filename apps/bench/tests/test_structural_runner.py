@@ -38,11 +38,12 @@ def test_split_source_authors_is_validated_before_any_job(tmp_path):
     with pytest.raises(SuiteConfigError):
         structural.validate(cfg)
     cfg = load_suite("structural-shifts", "full").with_overrides(
-        settings={"split_source": "authors", "root": str(tmp_path)})
+        settings={"split_source": "authors", "root": str(tmp_path)}, axes={"ratio": ["50:50"]})
     with pytest.raises(SuiteConfigError, match="none of the grid's datasets"):
         structural.validate(cfg)
+    # a ratio the authors did not publish is a suite error, found before (and without) the data
     cfg = load_suite("structural-shifts", "ci").with_overrides(
-        settings={"split_source": "authors"}, axes={"ratio": ["70:30"]})
+        settings={"split_source": "authors", "root": str(tmp_path / "absent")}, axes={"ratio": ["70:30"]})
     with pytest.raises(SuiteConfigError, match="50:50 splits only"):
         structural.validate(cfg)
     with pytest.raises(SuiteConfigError, match="split_source"):

@@ -10,7 +10,7 @@ Measures, in one run:
    signal type, printed next to GeSS table 5 (55.76 / 232.58 / 408.38 tracks; radii
    3979.66 / 8754.34 / 16014.98 / 58092.27 mm for tau -> 3 mu / Z' 10 / Z' 20 / Z).
 
-Usage (from the repository root; needs ``pip install "gs-data[track]"``)::
+Usage (from the repository root; needs the track extra, ``pip install ./packages/gs-splits './packages/gs-data[track]'``)::
 
     nice python packages/gs-data/benchmarks/track_simulation.py --workers 2 --out /tmp/track-bench
 

@@ -140,7 +140,7 @@ def test_load_track_through_the_registry(tmp_path):
     from gs_data.track._deps import simulation_available
 
     if not simulation_available():
-        pytest.skip("PYTHIA 8 + ACTS not installed (pip install 'gs-data[track]')")
+        pytest.skip("PYTHIA 8 + ACTS not installed (the track extra: pip install './packages/gs-data[track]')")
     ds = gs_data.load("track-pileup-pu50", sizes=TrackPileupSizes(2, 2, 2, 1, 1, 2),
                       cache_dir=tmp_path)
     assert ds.name == "Track-Pileup" and len(ds) == 2 + 2 + 2 * 2

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 pytest.importorskip(
-    "pythia8mc", reason="optional pythia8mc not installed: pip install 'gs-data[track]'"
+    "pythia8mc", reason="optional pythia8mc not installed (the track extra of gs-data)"
 )
 pytest.importorskip(
-    "acts.examples", reason="optional pyacts not installed: pip install 'gs-data[track]'"
+    "acts.examples", reason="optional pyacts not installed (the track extra of gs-data)"
 )
 
 from gs_data.track import (  # noqa: E402

@@ -50,3 +50,55 @@ def test_cli_errors_are_messages(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["make", "--help"])
     assert "in-distribution" in capsys.readouterr().out
+
+
+def test_compiling_the_kernels_is_logged_once_and_only_for_ours(caplog, monkeypatch):
+    """numba compiles a kernel at its first call (seconds, on a new machine): one INFO line
+    says so, once per process; compiling someone else's numba function says nothing."""
+    import logging
+
+    import numba
+
+    from gs_splits import _compile_log
+
+    monkeypatch.setattr(_compile_log.LISTENER, "told", False)
+
+    def ours(x):
+        return x + 1
+
+    def theirs(x):
+        return x + 2
+
+    ours.__module__ = "gs_splits._kernels"  # as if it were one of our kernels
+    theirs.__module__ = "somebody_else"
+    with caplog.at_level(logging.INFO, logger="gs_splits.kernels"):
+        assert numba.njit(theirs)(1) == 3
+        assert [r.message for r in caplog.records] == []
+        assert numba.njit(ours)(1) == 2
+        ours2 = numba.njit(ours)
+        assert ours2(1.5) == 2.5  # a second compilation: no second line
+    assert [r.message for r in caplog.records] == [_compile_log.MESSAGE]
+    assert "compiling kernels (first run only" in _compile_log.MESSAGE
+
+
+def test_the_cli_shows_the_compile_line_without_verbose(tmp_path, capsys):
+    """``gs-splits`` sets the kernels' logger to INFO, so the line shows at the default level."""
+    import logging
+
+    from gs_splits.cli import main
+
+    logger = logging.getLogger("gs_splits.kernels")
+    saved = logger.level
+    try:
+        missing = str(tmp_path / "missing.npz")
+        assert main(["report", missing, "-g", missing, "-o", str(tmp_path / "o")]) == 2
+        assert logger.getEffectiveLevel() == logging.INFO
+    finally:
+        logger.setLevel(saved)
+
+
+def test_every_default_is_shown_in_help(options_without_shown_default):
+    """An option whose default is a value (not None / False) says it in its help text."""
+    from gs_splits.cli import _parser
+
+    assert options_without_shown_default(_parser()) == []

@@ -143,3 +143,19 @@ def test_graph_picture_round_trips_and_samples_an_induced_subgraph():
         GraphPicture.from_dict(damaged)
     with pytest.raises(ValueError, match="expected a dict with format"):
         GraphPicture.from_dict({"format": "something else"})
+
+
+def test_feature_picture_takes_a_coo_matrix():
+    """scipy.io.loadmat may hand back COO features, which older scipy (1.15, the newest for
+    Python 3.10) cannot index by row: the t-SNE picture converts them first."""
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("sklearn")
+    import scipy.sparse as sp
+
+    from gs_splits.plot import plot_features
+
+    _, _, split = _graph_and_split(n=60)
+    rng = np.random.default_rng(0)
+    dense = (rng.random((62, 8)) < 0.3).astype(np.float64)
+    fig = plot_features(split, sp.coo_matrix(dense), max_nodes=40, seed=0)
+    assert fig is not None

@@ -87,7 +87,7 @@ def test_report_without_matplotlib_writes_markdown_and_says_how_to_get_figures(t
     out = tmp_path / "rep"
     assert main(["report", str(split), "--graph", str(graph), "--out-dir", str(out), "--distance-sources", "4"]) == 0
     captured = capsys.readouterr()
-    assert "pip install 'gs-splits[plot]'" in captured.err
+    assert "pip install 'matplotlib>=3.7' 'scikit-learn>=1.3'" in captured.err
     md = (out / "report.md").read_text()
     assert "Part sizes" in md and "Not drawn: matplotlib is not installed" in md
     assert not list(out.glob("*.png"))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from gs_bench.__about__ import __version__
 from gs_bench.executors import DEFAULT_RETRIES, EXECUTORS
-from gs_bench.report import FORMATS
+from gs_bench.names import REPORT_FORMATS as FORMATS
 from gs_bench.suites import PROFILES
 
 DESCRIPTION = """\
@@ -78,7 +78,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "run resumes where it stopped when you re-run the same command.",
     )
     run.add_argument("suite", help="suite name (see `gs-bench list`) or path to a suite .toml")
-    run.add_argument("--profile", default="demo", choices=PROFILES, help="demo (embedded data, minutes), ci (real data in ../shared/datasets), paper (a suite's paper protocol where it defines one, e.g. gess on a GPU; else as full), full (the whole grid at paper scale)")
+    run.add_argument("--profile", default="demo", choices=PROFILES, help="demo (the default: embedded data, minutes), ci (real data in ../shared/datasets), paper (a suite's paper protocol where it defines one, e.g. gess on a GPU; else as full), full (the whole grid at paper scale)")
     run.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets (overrides the profile)")
     run.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods (overrides the profile; the gess suite's algorithms, e.g. erm dir tl-100)")
     run.add_argument("--backbones", nargs="+", metavar="NAME", help="only these backbones (suites with a backbone axis: gess)")
@@ -159,12 +159,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "retries", 0) < 0:
         parser.error(f"argument --retries: must be >= 0, got {args.retries}")
     if getattr(args, "device", None) is not None:
-        from gs_algos.device import check_device
+        from gs_algos.device_names import check_device_name  # spelling only: no torch
 
         try:
-            check_device(args.device, "--device")
+            check_device_name(args.device, "--device")
         except ValueError as exc:
             parser.error(f"argument {exc}")
+    if args.command == "run":
+        # the suite and the optional packages, before anything heavy is imported (torch takes
+        # seconds), so that a wrong name is rejected at once and nothing is written to --out
+        from gs_bench.optional import require
+        from gs_bench.suites import SuiteConfigError, load_suite
+
+        try:
+            load_suite(args.suite, args.profile)
+            if args.executor == "ray" and not args.dry_run:
+                require("ray", "--executor ray")
+        except SuiteConfigError as exc:
+            print(f"gs-bench: cannot start: {_one_line(exc)}", file=sys.stderr)
+            return 2
     previous = signal.getsignal(signal.SIGTERM)
     try:
         signal.signal(signal.SIGTERM, _on_sigterm)
@@ -184,6 +197,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"gs-bench: stopped by {name}{where}", file=sys.stderr)
         return 143 if name == "SIGTERM" else 130
     except Exception as exc:  # noqa: BLE001 - one line instead of a traceback; -v shows it
+        from gs_bench.optional import missing_dependency_line
+
+        missing = missing_dependency_line(exc)
+        if missing is not None:  # not a bug: the machine lacks an optional package
+            if getattr(args, "verbose", False):
+                logging.getLogger("gs_bench").exception("missing optional package")
+            print(f"gs-bench: {missing}", file=sys.stderr)
+            return 2
         if getattr(args, "verbose", False):
             logging.getLogger("gs_bench").exception("internal error")
         print(f"gs-bench: internal error (a bug, please report it): {type(exc).__name__}: "

@@ -609,12 +609,10 @@ def check_reachable(address: str, timeout: float | None = None) -> None:
 
 def _execute_ray(todo, runner, store, workers, address, finish, *, device, threads, retries,
                  resources, check, env) -> None:
-    try:
-        import ray
-    except ImportError as exc:
-        raise RuntimeError(
-            "the ray executor needs Ray: pip install 'gs-bench[ray]'"
-        ) from exc
+    from gs_bench.optional import require
+
+    require("ray", "the ray executor")  # run_suite checks it before --out is touched
+    import ray
     demand = {j["key"]: _resources(resources.get(j["key"])) for j in todo}
     if device.startswith("cuda") and any(g <= 0 for _, g in demand.values()):
         raise ClusterCheckError(

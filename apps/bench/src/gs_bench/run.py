@@ -110,6 +110,10 @@ def run_suite(
     if dry_run:
         print(f"{pre.summary()}; the suite is valid (dry run, nothing started)", file=sys.stderr)
         return 0
+    if executor == "ray":  # before --out is created: a missing Ray leaves nothing behind
+        from gs_bench.optional import require
+
+        require("ray", "--executor ray")
     if executor == "ray" and address:  # an unreachable head: one line now, nothing written
         from gs_bench.executors import check_reachable
 

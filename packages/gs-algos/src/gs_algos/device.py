@@ -17,23 +17,18 @@ came in on (see :func:`gs_algos.fit_node`).
 from __future__ import annotations
 
 import copy
-import re
 from contextlib import AbstractContextManager
 from typing import Any
 
 import torch
 from torch import nn
 
+from gs_algos.device_names import DEVICE_CHOICES, check_device_name
+
 __all__ = [
     "DEVICE_CHOICES", "check_device", "resolve_device", "fork_rng_of", "device_name",
     "module_device", "data_to",
 ]
-
-#: What ``device`` accepts (``"cuda:<index>"`` stands for any index).
-DEVICE_CHOICES = ("auto", "cpu", "cuda", "cuda:<index>")
-
-_PATTERN = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
-
 
 def check_device(value: object, what: str = "device") -> str:
     """``value`` if it is an accepted device name (see the module docstring), else ``ValueError``
@@ -41,11 +36,7 @@ def check_device(value: object, what: str = "device") -> str:
     whether CUDA is present is checked by :func:`resolve_device`."""
     if isinstance(value, torch.device):
         value = str(value)
-    if not isinstance(value, str) or not _PATTERN.match(value):
-        raise ValueError(
-            f"{what} must be one of {', '.join(repr(c) for c in DEVICE_CHOICES)}, got {value!r}"
-        )
-    return value
+    return check_device_name(value, what)
 
 
 def resolve_device(value: str | torch.device = "auto", what: str = "device") -> torch.device:

@@ -147,7 +147,7 @@ class GeometricSpec:
         return self.stand_in_for is not None
 
 
-_TRACK_DATA = ("simulated with PYTHIA 8 + ACTS (pip install 'gs-data[track]') or read from the "
+_TRACK_DATA = ("simulated with PYTHIA 8 + ACTS (the track extra: pip install 'pythia8mc>=8.317.2,<8.318' 'pyacts>=48,<49') or read from the "
                "Track event cache ($GS_CACHE_DIR/track)")
 _QMOF_DATA = "QMOF's qmof.csv and relaxed_structures/ under <root> (default data_root()/qmof)"
 _DRUGOOD_DATA = "DrugOOD's lbap_core_ic50_<shift>.json under <root> (default data_root()/drugood)"

@@ -67,7 +67,7 @@ def plot_reliability_diagram(
         from matplotlib.figure import Figure
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
-            "plot_reliability_diagram needs matplotlib: pip install 'gs-metrics[plot]'"
+            "plot_reliability_diagram needs matplotlib (the plot extra): pip install 'matplotlib>=3.7'"
         ) from exc
     if ax is None:
         ax = Figure(figsize=(4, 4)).subplots()  # no pyplot: no global figure state

@@ -20,6 +20,8 @@ import numba
 import numpy as np
 from numba import get_num_threads, njit, prange
 
+from gs_splits import _compile_log  # noqa: F401  (logs once when numba compiles these kernels)
+
 NBLOCKS = 256  # fixed reduction granularity (independent of the thread count)
 
 log = logging.getLogger(__name__)

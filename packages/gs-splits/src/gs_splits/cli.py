@@ -46,8 +46,8 @@ Explain a split: part sizes, property / degree / class / graph-distance distribu
 (appendix A of the structural-shifts paper) as a Markdown file, plus figures: the
 statistics panel, the split drawn on the graph (largest connected component, ID blue,
 OOD red; appendix H) and, when the graph file has node features, a t-SNE picture of the
-split in feature space (appendix I). Figures need the plot extra:
-pip install 'gs-splits[plot]'."""
+split in feature space (appendix I). Figures need the plot extra (matplotlib, scikit-learn):
+pip install 'matplotlib>=3.7' 'scikit-learn>=1.3'."""
 
 
 def _sizes(text: str) -> tuple[float, ...] | str:
@@ -137,7 +137,7 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--no-tsne", action="store_true", help="skip the t-SNE feature-space picture (slowest figure)")
     rp.add_argument("--tsne-max-nodes", type=int, default=5000, help="t-SNE on a random sample of at most this many nodes (default 5000)")
     rp.add_argument("--distance-sources", type=int, default=64, help="BFS sources sampled per group for graph distances (default 64)")
-    rp.add_argument("--seed", type=int, default=0)
+    rp.add_argument("--seed", type=int, default=0, help="seed of the sampled BFS sources, t-SNE sample and figure layouts (default 0)")
     return ap
 
 
@@ -240,11 +240,13 @@ def _report(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise type(exc)(exc.errno, f"cannot create the output folder ({exc.strerror})", str(args.out_dir)) from None
     figures = []
+    from gs_splits.plot import PLOT_INSTALL
+
     if not args.no_figures and importlib.util.find_spec("matplotlib") is None:
-        print("figures skipped: matplotlib is not installed; pip install 'gs-splits[plot]' to get "
+        print(f"figures skipped: matplotlib is not installed; {PLOT_INSTALL} to get "
               "them (the Markdown summary is written)", file=sys.stderr)
         md += ("\n## Figures\n\nNot drawn: matplotlib is not installed. Install the plot extra, "
-               "`pip install 'gs-splits[plot]'`, and run the report again.\n")
+               f"`{PLOT_INSTALL}`, and run the report again.\n")
     elif not args.no_figures:
         from gs_splits import plot
 
@@ -252,7 +254,7 @@ def _report(args: argparse.Namespace) -> int:
                 ("graph.png", "Split on the graph (appendix H)", lambda: plot.plot_graph(split, g, seed=args.seed))]
         if gf.features is not None and not args.no_tsne:
             if importlib.util.find_spec("sklearn") is None:
-                print("t-SNE figure skipped: scikit-learn is not installed; pip install 'gs-splits[plot]'",
+                print(f"t-SNE figure skipped: scikit-learn is not installed; {PLOT_INSTALL}",
                       file=sys.stderr)
             else:
                 jobs.append(("features_tsne.png", "Split in feature space, t-SNE (appendix I)",
@@ -281,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``gs-splits`` console script."""
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # the one line saying why the first run waits (numba compiling), shown without -v too
+    logging.getLogger("gs_splits.kernels").setLevel(logging.INFO)
     try:
         if args.command == "make":
             return _make(args)

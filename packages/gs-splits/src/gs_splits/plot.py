@@ -32,6 +32,10 @@ __all__ = [
     "GraphPicture", "graph_picture", "draw_graph_picture",
 ]
 
+#: the command that installs the ``plot`` extra's packages today (gs-splits is not on PyPI
+#: yet; from a checkout, ``pip install './packages/gs-splits[plot]'``); the extra's ranges
+PLOT_INSTALL = "pip install 'matplotlib>=3.7' 'scikit-learn>=1.3'"
+
 ID_COLOR = "tab:blue"
 OOD_COLOR = "tab:red"
 
@@ -43,7 +47,7 @@ def _plt():
         matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError("plotting needs the plot extra: pip install 'gs-splits[plot]'") from exc
+        raise ImportError(f"plotting needs matplotlib (the plot extra): {PLOT_INSTALL}") from exc
     return plt
 
 
@@ -338,7 +342,9 @@ def plot_features(split: Split, features: Any, *, max_nodes: int = 5000, seed: i
 
     if type(features).__module__.split(".")[0] == "torch" and hasattr(features, "detach"):
         features = features.detach().cpu().numpy()
-    x = features if sp.issparse(features) else np.asarray(features, dtype=np.float64)
+    # CSR: rows can be selected from it in every scipy (a COO matrix, as scipy.io.loadmat may
+    # return, cannot be indexed before scipy 1.17)
+    x = sp.csr_matrix(features) if sp.issparse(features) else np.asarray(features, dtype=np.float64)
     n = x.shape[0]
     if n != split.num_nodes:
         raise ValueError(f"features must have one row per node ({split.num_nodes}), got {n}")

@@ -280,6 +280,8 @@ def validate(config: SuiteConfig) -> dict[str, str]:
         raise SuiteConfigError(
             f"unknown split_source {source!r}; accepted: {', '.join(SPLIT_SOURCES)}"
         )
+    if source == "authors":  # a suite problem: checked before the data, so it shows without it
+        _check_authors_ratios(config)
     if config.settings.get("skip_missing_datasets"):
         fingerprints = {}
         for name in config.grid["dataset"]:
@@ -308,6 +310,16 @@ def _has_files(name: str, settings: dict[str, Any]) -> bool:
     return True
 
 
+def _check_authors_ratios(config: SuiteConfig) -> None:
+    """``split_source = "authors"`` admits the 50:50 ratio only (the authors' published files)."""
+    for r in config.grid["ratio"]:
+        if r != "50:50":
+            raise SuiteConfigError(
+                f"split_source 'authors' has 50:50 splits only (the authors' files); got ratio {r!r}; "
+                "'authors-where-published' uses them at 50:50 and gs-splits at the other ratios"
+            )
+
+
 def _check_authors_files(config: SuiteConfig, datasets: list[str], strict: bool = True) -> None:
     """``split_source = "authors"``: the authors publish 50:50 splits only; every file must
     be present (the error names the path to place it at). ``strict=False``
@@ -315,12 +327,8 @@ def _check_authors_files(config: SuiteConfig, datasets: list[str], strict: bool 
     checked, and only if the grid has that ratio."""
     from gs_data.splits import authors_split_path
 
-    for r in config.grid["ratio"]:
-        if r != "50:50" and strict:
-            raise SuiteConfigError(
-                f"split_source 'authors' has 50:50 splits only (the authors' files); got ratio {r!r}; "
-                "'authors-where-published' uses them at 50:50 and gs-splits at the other ratios"
-            )
+    if strict:
+        _check_authors_ratios(config)
     if "50:50" not in config.grid["ratio"]:
         return
     root = _root(config.settings.get("root"))
@@ -367,6 +375,8 @@ def dataset_fingerprint(name: str, root: str | None = None) -> str:
         return "synthetic:" + str(getattr(synthetic, "DEFAULT_CHECKSUM", gs_data.__version__))
     try:
         paths = gs_data.raw_paths(name, root=_root(root))
+    except DataMissingError as exc:  # no shared data folder: a problem of the machine, not the suite
+        raise DataMissingError(f"dataset {name!r}: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - turned into a config error with the reason
         raise SuiteConfigError(f"dataset {name!r}: {exc}") from exc
     from gs_data import fingerprint

@@ -5,7 +5,10 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-INSTALL_HINT = 'pip install "gs-data[track]"'
+#: the command that installs the ``track`` extra's packages today (gs-data is not on PyPI
+#: yet; from a checkout, ``pip install './packages/gs-data[track]'`` does the same). The ranges
+#: are the extra's in pyproject.toml (a test checks it); pyacts has wheels for Python 3.11+ only
+INSTALL_HINT = "pip install 'pythia8mc>=8.317.2,<8.318' 'pyacts>=48,<49' (Python 3.11+)"
 
 
 def require(module: str) -> ModuleType:
