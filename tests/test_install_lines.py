@@ -21,6 +21,7 @@ and nox log transcripts, lines starting with ``nox >``, aside):
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shlex
 import subprocess
@@ -57,6 +58,9 @@ def _markdown_files() -> list[Path]:
 
 def _requirements(args: str) -> list[tuple[str, bool]]:
     """(requirement, editable) of a ``pip install`` argument string."""
+    args = args.rstrip()
+    if args.endswith("\\"):  # a shell line continued on the next line: shlex rejects the lone \
+        args = args[:-1]
     try:
         tokens = shlex.split(args)
     except ValueError:  # an unbalanced quote in prose: take the words as they are
@@ -169,11 +173,16 @@ def test_a_local_install_line_resolves(where, line, reqs, dry_run_python):
             args.append(req)
     cmd = [wheelenv.uv_executable(), "pip", "install", "--dry-run", "--offline",
            "--python", str(dry_run_python), "-c", str(wheelenv.CONSTRAINTS), *args]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    env = dict(os.environ)
+    if "UV_FIND_LINKS" not in env and env.get("PIP_FIND_LINKS"):  # pip's local wheels, for uv too
+        env["UV_FIND_LINKS"] = env["PIP_FIND_LINKS"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     if done.returncode == 0:
         return
     err = done.stderr
     missing = set(re.findall(r"\b([A-Za-z0-9][A-Za-z0-9._-]*) was not found in the cache", err))
+    # offline, a registry package that uv never cached is reported this way instead
+    missing |= set(re.findall(r"\b([A-Za-z0-9][A-Za-z0-9._-]*)==\S+ needs to be downloaded from a registry", err))
     gs_missing = {m for m in missing if m.replace("_", "-").lower() in GS_DISTS}
     assert not gs_missing, (f"{where}: `{line.strip()}` needs {sorted(gs_missing)} from an index, "
                             "where it is not (install the sibling folders in the same command)")

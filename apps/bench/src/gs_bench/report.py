@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import json
 import math
-import os
+import shutil
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -272,7 +272,8 @@ def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None
                 sub.mkdir(exist_ok=True)
                 for f in figures:
                     if (report_dir / f.path).is_file():
-                        os.replace(report_dir / f.path, sub / Path(f.path).name)
+                        # a move of a finished figure, not a write: no temporary file involved
+                        shutil.move(report_dir / f.path, sub / Path(f.path).name)
                         f.path = f"{sub.name}/{Path(f.path).name}"
             texts = runner.paragraphs(recs) if hasattr(runner, "paragraphs") else []
             notes = runner.notes(recs, out) if hasattr(runner, "notes") else []
