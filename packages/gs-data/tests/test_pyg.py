@@ -297,7 +297,7 @@ def test_node_dataset_loads_coraml_from_the_shared_file(shared_datasets, tmp_pat
         assert np.array_equal(data[f"{part}_mask"].numpy(), authors[part]), part
     idx = ds.get_idx_split()
     assert [idx[k].numel() for k in ("train", "valid", "test", "valid_ood", "test_ood")] == [898, 299, 300, 299, 1199]
-    processed = list((tmp_path / "processed" / "pyg" / "cora-ml").glob("data-*.pt"))
+    processed = list((tmp_path / "processed" / "pyg" / "cora-ml").glob("*/data.pt"))
     assert len(processed) == 1
     # a second construction reads the processed file: no parsing, no split
     monkeypatch.setattr(gs_data, "load", lambda *a, **k: pytest.fail("reloaded the raw files"))
@@ -320,11 +320,49 @@ def test_node_dataset_transform_runs_on_access_and_pre_filter_applies(tmp_path):
 def test_node_dataset_options_get_their_own_processed_file(tmp_path):
     plain = NodeDataset(tmp_path, "synthetic-default")
     norm = NodeDataset(tmp_path, "synthetic-default", normalize_features=True)
-    files = sorted((tmp_path / "processed" / "pyg" / "synthetic-default").glob("data-*.pt"))
+    files = sorted((tmp_path / "processed" / "pyg" / "synthetic-default").glob("*/data.pt"))
     assert len(files) == 2
     rows = norm[0].x.sum(1)
     assert torch.allclose(rows[rows > 0], torch.ones(int((rows > 0).sum())))
     assert not torch.equal(plain[0].x, norm[0].x)
+
+
+def test_node_dataset_with_another_split_rebuilds_instead_of_keeping_the_old_one(tmp_path, monkeypatch):
+    """Issue 33: a second NodeDataset on the same root with another StructuralNodeSplit as
+    pre_transform silently kept the first split (PyG only warned). Each pre_transform now has
+    its own processed file; going back to the first one reads it, without a warning."""
+    import warnings
+
+    first = NodeDataset(tmp_path, "synthetic-default", pre_transform=StructuralNodeSplit("popularity", seed=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # PyG's "pre_transform differs" warning would fail here
+        other = NodeDataset(tmp_path, "synthetic-default", pre_transform=StructuralNodeSplit("density", seed=0))
+        assert other[0].split_metadata["transform"]["strategy"] == "density"
+        ref = _reference(other[0], "density", seed=0)
+        for part in PARTS:
+            assert np.array_equal(other[0][f"{part}_mask"].numpy(), ref.masks[part]), part
+        assert not torch.equal(other[0].out_test_mask, first[0].out_test_mask)
+        seed1 = NodeDataset(tmp_path, "synthetic-default", pre_transform=StructuralNodeSplit("density", seed=1))
+        assert not torch.equal(seed1[0].in_train_mask, other[0].in_train_mask)
+        monkeypatch.setattr(gs_data, "load", lambda *a, **k: pytest.fail("processed the raw graph again"))
+        again = NodeDataset(tmp_path, "synthetic-default", pre_transform=StructuralNodeSplit("popularity", seed=0))
+        assert torch.equal(again[0].in_train_mask, first[0].in_train_mask)
+    folders = sorted((tmp_path / "processed" / "pyg" / "synthetic-default").iterdir())
+    assert len(folders) == 3 and all((f / "data.pt").is_file() for f in folders)
+
+
+def test_node_dataset_never_creates_a_missing_raw_root(tmp_path):
+    """Issue 33: a missing raw_root was created (empty) by PyG before downloading, so a later
+    run took the empty folder for the shared data. Now an error names it, and it stays absent."""
+    missing = tmp_path / "shared" / "datasets"
+    with pytest.raises(gs_data.MissingRawFileError) as info:
+        NodeDataset(tmp_path / "root", "cora-ml", raw_root=missing)
+    assert f"raw_root {missing} does not exist" in str(info.value)
+    assert "never creates it" in str(info.value) and "structural-shifts/cora-ml/data.mat" in str(info.value)
+    assert not (tmp_path / "shared").exists()
+    # a dataset without raw files does not need it, and does not create it either
+    assert NodeDataset(tmp_path / "root", "synthetic-default", raw_root=missing)[0].num_nodes == 3008
+    assert not (tmp_path / "shared").exists()
 
 
 def test_node_dataset_bad_name_and_missing_file(tmp_path):

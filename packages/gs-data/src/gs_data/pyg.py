@@ -308,6 +308,14 @@ class StructuralNodeSplit(BaseTransform):
                 f"{pyg}, domain, split_sigma, split_metadata)")
 
 
+def _identity(obj: Any) -> str | None:
+    """A transform's identity for :class:`NodeDataset`'s processed-file key: its ``repr`` with
+    memory addresses removed (what PyG compares in ``pre_transform.pt``), ``None`` for none."""
+    import re
+
+    return None if obj is None else re.sub(r" at 0x[0-9a-fA-F]+", "", repr(obj))
+
+
 def _mask_items(split: Any) -> list[tuple[str, Any]]:
     if isinstance(split, Data):
         from gs_splits import SCIENTIFIC_PARTS, STRUCTURAL_PARTS
@@ -398,13 +406,17 @@ class NodeDataset(InMemoryDataset):
     -------
     * raw files: ``raw_dir`` = ``raw_root`` if given, else ``root``, in gs-data's layout
       (``<raw_dir>/structural-shifts/cora-ml/data.mat``, ``<raw_dir>/planetoid/Cora/raw/...``:
-      the layout of the project's shared data folder). ``raw_root`` is only read, so it may be
-      a read-only shared folder. A missing file with a standard URL is downloaded into it
-      (logged) when ``download=True``; otherwise :class:`gs_data.MissingRawFileError` names the
-      path to place it at.
-    * processed file: ``<root>/processed/pyg/<name>/data-<hash>.pt``, the hash covering the
-      loading options; ``pre_transform`` / ``pre_filter`` are checked as in PyG (a different
-      one warns; ``force_reload=True`` rebuilds).
+      the layout of the project's shared data folder). A ``raw_root`` that does not exist is
+      never created (PyG's ``Dataset`` would create it before downloading):
+      :class:`gs_data.MissingRawFileError` names it. A missing file with a standard URL is
+      downloaded (logged) when ``download=True``, otherwise :class:`gs_data.MissingRawFileError`
+      names the path to place it at; with ``download=False`` a ``raw_root`` is only read, so it
+      may be a read-only shared folder.
+    * processed file: ``<root>/processed/pyg/<name>/<hash>/data.pt``, the hash covering the
+      loading options and ``pre_transform`` / ``pre_filter`` (their ``repr`` without memory
+      addresses, which PyG compares too; :class:`StructuralNodeSplit`'s names every parameter).
+      Another ``pre_transform`` (e.g. a different split) is processed into its own folder
+      beside the first, never read from the first one's file; ``force_reload=True`` rebuilds.
 
     Parameters
     ----------
@@ -417,7 +429,7 @@ class NodeDataset(InMemoryDataset):
         saving, ``pre_filter(data) -> bool`` keeps the graph or not (rejecting the only graph
         raises ``ValueError``). E.g. ``pre_transform=StructuralNodeSplit("density")``.
     raw_root : path, optional
-        Folder holding the raw files (read-only use).
+        Folder holding the raw files; it must exist (it is never created).
     download : bool, default True
         Download missing raw files that have a standard URL.
     force_reload, log
@@ -465,9 +477,18 @@ class NodeDataset(InMemoryDataset):
     def raw_dir(self) -> str:
         return self._raw_root if self._raw_root is not None else self.root
 
+    def processed_key(self) -> dict[str, Any]:
+        """What the processed file holds: the loading options, the processed-format version and
+        ``pre_transform`` / ``pre_filter`` (:func:`_identity`); its hash names the folder."""
+        from gs_data.datasets import _PROCESSED_VERSION
+
+        return {**self._load_kwargs, "v": _PROCESSED_VERSION,
+                "pre_transform": _identity(self.pre_transform), "pre_filter": _identity(self.pre_filter)}
+
     @property
     def processed_dir(self) -> str:
-        return os.path.join(self.root, "processed", "pyg", self.name)
+        key = json.dumps(self.processed_key(), sort_keys=True)
+        return os.path.join(self.root, "processed", "pyg", self.name, hashlib.sha256(key.encode()).hexdigest()[:12])
 
     @property
     def raw_file_names(self) -> list[str]:
@@ -475,10 +496,23 @@ class NodeDataset(InMemoryDataset):
 
     @property
     def processed_file_names(self) -> list[str]:
-        from gs_data.datasets import _PROCESSED_VERSION
+        return ["data.pt"]
 
-        key = json.dumps({**self._load_kwargs, "v": _PROCESSED_VERSION}, sort_keys=True)
-        return [f"data-{hashlib.sha256(key.encode()).hexdigest()[:12]}.pt"]
+    def _download(self) -> None:
+        # PyG's step, less its ``makedirs(raw_dir)``: a raw_root is read, never created
+        from torch_geometric.data.dataset import files_exist
+
+        if not self.raw_file_names or files_exist(self.raw_paths):
+            return
+        if self._raw_root is not None and not os.path.isdir(self._raw_root):
+            from gs_data._io import MissingRawFileError
+
+            raise MissingRawFileError(
+                f"raw_root {self._raw_root} does not exist (NodeDataset reads it and never creates "
+                f"it): pass the folder holding {self.raw_file_names[0]} for dataset {self.name!r} "
+                f"(gs-data's layout), or leave raw_root out to keep the raw files under root ({self.root})"
+            )
+        self.download()
 
     def download(self) -> None:
         """Fetch missing raw files (gs-data's downloads: logged, checksummed where known)."""
