@@ -111,19 +111,21 @@ def markdown_to_html(text: str, image: Callable[[str], str] = _identity) -> str:
             while i < len(lines) and lines[i].strip() and "|" in lines[i]:
                 rows.append(_cells(lines[i]))
                 i += 1
-            th = "".join(f"<th>{inline(c, image)}</th>" for c in head)
-            body = "".join(
-                "<tr>" + "".join(f"<td>{inline(c, image)}</td>" for c in (r + [""] * len(head))[: len(head)]) + "</tr>"
-                for r in rows
+            # a newline between cells, rows and items, as CommonMark renderers write them: the
+            # text of adjacent cells stays apart for a text extractor too
+            th = "\n".join(f"<th>{inline(c, image)}</th>" for c in head)
+            body = "\n".join(
+                "<tr>\n" + "\n".join(f"<td>{inline(c, image)}</td>" for c in (r + [""] * len(head))[: len(head)])
+                + "\n</tr>" for r in rows
             )
-            out.append(f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>")
+            out.append(f"<table>\n<thead>\n<tr>\n{th}\n</tr>\n</thead>\n<tbody>\n{body}\n</tbody>\n</table>")
             continue
         if _BULLET.match(line):
             items = []
             while i < len(lines) and _BULLET.match(lines[i]):
                 items.append(inline(_BULLET.match(lines[i]).group(1), image))
                 i += 1
-            out.append("<ul>" + "".join(f"<li>{it}</li>" for it in items) + "</ul>")
+            out.append("<ul>\n" + "\n".join(f"<li>{it}</li>" for it in items) + "\n</ul>")
             continue
         para = []
         while (i < len(lines) and lines[i].strip() and not _HEADING.match(lines[i])

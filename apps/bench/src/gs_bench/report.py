@@ -97,7 +97,9 @@ def fmt_mean_std(values: Iterable[float], scale: float = 100.0, digits: int = 2)
 def has_paper_values(rows: Sequence[Sequence[str]]) -> bool:
     """Whether any cell of ``rows`` carries a paper value (``"(paper 81.20, ..."``), so a
     table's note promises the paper's values only where they are printed."""
-    return any("(paper " in c for r in rows for c in r)
+    import re
+
+    return any(re.search(r"\(paper -?\d", c) for r in rows for c in r)
 
 
 def group_records(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> dict[tuple, list[dict[str, Any]]]:
