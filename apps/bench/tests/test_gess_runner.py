@@ -701,6 +701,8 @@ def test_identical_id_and_ood_selection_columns_are_said_in_the_table_note():
     note = gess.tables(recs)[0].note
     assert "**OOD-sel and ID-sel are identical in every row.** In each of the 3 runs the best Val-OOD " \
            "epoch is also the best Val-ID epoch: epochs 12, 14." in note
+    last = [_same_selection("molecular-fidelity", "erm", 0.4, 14), _same_selection("molecular-fidelity", "dann", 0.3, 14)]
+    assert "best Val-ID epoch (the last epoch, 14): epochs 14." in gess.tables(last)[0].note  # of 15, from 0
     # the trivial rows are equal by construction and do not count; one differing row: no comment
     recs.append(_record("molecular-fidelity", "tl-20", 0.6, 0.4))
     assert "identical in every row" not in gess.tables(recs)[0].note

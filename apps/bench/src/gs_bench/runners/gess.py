@@ -901,8 +901,9 @@ def same_selection_comment(rows: Sequence[Sequence[str]], records: Sequence[dict
     text = "\n\n**OOD-sel and ID-sel are identical in every row.** "
     if pairs and all(a == b for a, b in pairs):
         epochs = sorted({int(a) for a, _ in pairs})
-        last = {int(r["job"].get("settings", {}).get("max_epochs", -1)) for r in records}
-        at_end = f" (the last epoch, {epochs[0]})" if len(epochs) == 1 and epochs[0] in last else ""
+        # epochs count from 0: the last of max_epochs is max_epochs - 1
+        last = {int(r["job"].get("settings", {}).get("max_epochs", 0)) - 1 for r in records}
+        at_end = f" (the last epoch, {epochs[0]})" if len(epochs) == 1 and last == {epochs[0]} else ""
         return (text + f"In each of the {len(pairs)} runs the best Val-OOD epoch is also the best Val-ID "
                 f"epoch{at_end}: epochs {', '.join(map(str, epochs))}. The two selections pick the same "
                 "model here, so the columns say nothing about model selection; with longer training the "
