@@ -791,7 +791,7 @@ def paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
                 members = sorted({s for t in seeds for s in t})
                 runs_txt.append(f"{method_label(meth)} {len(seeds)} run(s) × {len(next(iter(seeds)))} member(s), seeds {members[0]}–{members[-1]}")
         source = st.get("split_source", "seeded")
-        split_txt = ("the authors' published masks (yandex-research/structural-graph-shifts, datasets/<name>/splits/<shift>.pth)"
+        split_txt = ("the authors' published masks (yandex-research/structural-graph-shifts, `datasets/<name>/splits/<shift>.pth`)"
                      if source == "authors" else
                      "the authors' published masks at 50:50, gs-splits with split seed 0 at the other ratios"
                      if source == "authors-where-published" else "gs-splits, split seed 0 (ties at the ID/OOD boundary broken by the seed, so a split may differ from the authors' files)")
