@@ -692,3 +692,30 @@ def test_gess_report_of_records_renders_baselines_figure_and_verdicts(tmp_path):
     assert (tmp_path / "report" / "gess_curves_track-signal-tau3mu.png").is_file()
     assert "| — | majority class | trivial | 50.00 (n=1) |" in text
     assert "| DA (DANN) beats ERM under the signal shift |" in text and "| holds |" in text
+
+
+def _same_selection(dataset, algorithm, value, epoch, seed=0):
+    """A SYNTHETIC record whose ID- and OOD-selected tracks picked the same epoch."""
+    r = _record(dataset, algorithm, value, value - 0.1, seed=seed)
+    m = r["metrics"]
+    m.update(id_sel_test_id=m["ood_sel_test_id"], id_sel_test_ood=m["ood_sel_test_ood"],
+             id_sel_epoch=epoch, ood_sel_epoch=epoch)
+    r["job"]["settings"] = {"max_epochs": 15}
+    return r
+
+
+def test_identical_id_and_ood_selection_columns_are_said_in_the_table_note():
+    """Issue 33: GeSS's ID-sel and OOD-sel columns were identical in every row of the demo
+    report with no comment. Now the note says so, with the selected epochs."""
+    recs = [_same_selection("molecular-fidelity", "erm", 0.4, 14, seed=0),
+            _same_selection("molecular-fidelity", "erm", 0.5, 14, seed=1),
+            _same_selection("molecular-fidelity", "vrex", 0.45, 12)]
+    note = gess.tables(recs)[0].note
+    assert "**OOD-sel and ID-sel are identical in every row.** In each of the 3 runs the best Val-OOD " \
+           "epoch is also the best Val-ID epoch: epochs 12, 14." in note
+    last = [_same_selection("molecular-fidelity", "erm", 0.4, 14), _same_selection("molecular-fidelity", "dann", 0.3, 14)]
+    assert "best Val-ID epoch (the last epoch, 14): epochs 14." in gess.tables(last)[0].note  # of 15, from 0
+    # the trivial rows are equal by construction and do not count; one differing row: no comment
+    recs.append(_record("molecular-fidelity", "tl-20", 0.6, 0.4))
+    assert "identical in every row" not in gess.tables(recs)[0].note
+    assert "identical in every row" not in gess.tables([_record("molecular-fidelity", "erm", 0.6, 0.4)])[0].note

@@ -257,6 +257,11 @@ def test_edgewise_tables_show_paper_values_and_structured_variants():
     assert "GMNN (released code: product of node marginals)" in models
     gcn = t1.rows[0]
     assert gcn[3] == "10.00 ± 0.00 (n=2) (paper 12.47, Δ -2.47)"  # Table 1, Cora GCN nodewise
+    assert t1.note.startswith("Paper values beside ours: Table 1 (paper: 5 splits")  # promised: present
+    synthetic = [{**r, "job": {**r["job"], "params": {**r["job"]["params"], "dataset": "synthetic-default"}}}
+                 for r in recs]
+    t1 = next(t for t in edgewise.tables(synthetic) if "Table 1" in t.title)
+    assert t1.note.startswith("No paper value in this table: the paper reports none for synthetic-default.")
     t4 = next(t for t in tables if "Table 4" in t.title)
     assert "(paper 79.74, Δ -69.74)" in t4.rows[0][3]  # Table 4, Cora nodewise accuracy
     diffs = next(t for t in tables if "Differences" in t.title)

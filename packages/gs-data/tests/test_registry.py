@@ -52,3 +52,22 @@ def test_names_of_shipped_datasets_are_refused():
         unregister_dataset("cora-ml")
     with pytest.raises(ValueError, match="lower case"):
         register_dataset(DatasetSpec(name="Toy", title="", raw_files=(), reader=_path_graph))
+
+
+def test_data_kind_of_every_dataset_reads_the_tables():
+    """Issue 33: reports name each dataset's kind; the demo's are synthetic and a stand-in."""
+    import gs_data
+    from gs_data import DATA_KINDS, data_kind
+
+    assert data_kind("synthetic-default") == ("synthetic", "synthetic default graph (embedded, no download)")
+    assert data_kind("SYNTHETIC")[0] == "synthetic"  # aliases too
+    assert data_kind("cora-ml")[0] == data_kind("planetoid-cora")[0] == data_kind("qmof-hse06")[0] == "real"
+    assert data_kind("molecular-fidelity") == ("stand-in", "offline stand-in for qmof-hse06 (GeSS 3.2.2 mechanism (ours))")
+    assert data_kind("moleculeace-size")[1].startswith("offline stand-in for drugood3d-size")
+    assert data_kind("track-pileup-pu50")[0] == "simulated"
+    kinds = {data_kind(n)[0] for n in [*gs_data.available_datasets(), *gs_data.available_geometric()]}
+    assert kinds == set(DATA_KINDS)
+    with pytest.raises(ValueError, match="unknown dataset name 'nope'"):
+        data_kind("nope")
+    with pytest.raises(ValueError, match="kind must be one of real, synthetic, simulated, stand-in"):
+        gs_data.DatasetSpec("x", "x", (), None, kind="fake")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import shutil
@@ -16,8 +15,9 @@ import numpy as np
 
 from gs_bench.store import CorruptRecordError, ResultsStore, atomic_write_text
 
-__all__ = ["Table", "Figure", "mean_std", "fmt_mean_std", "build_report", "archived_records", "FORMATS", "ARCHIVE",
-           "split_by_settings", "record_variant", "describe_variants"]
+__all__ = ["Table", "Figure", "mean_std", "fmt_mean_std", "build_report", "archived_records", "data_kinds",
+           "embed_image", "has_paper_values", "FORMATS", "ARCHIVE", "split_by_settings", "record_variant",
+           "describe_variants"]
 
 FORMATS = ("md", "html", "latex")
 
@@ -44,12 +44,10 @@ class Table:
         return "\n".join(out) + "\n"
 
     def to_html(self) -> str:
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in self.rows
-        )
-        note = f"<p>{html.escape(self.note)}</p>" if self.note else ""
-        return f"<h3>{html.escape(self.title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{note}\n"
+        """The HTML of :meth:`to_markdown` (the same renderer as the HTML report)."""
+        from gs_bench.mdhtml import markdown_to_html
+
+        return markdown_to_html(self.to_markdown())
 
     def to_latex(self) -> str:
         def esc(s: str) -> str:
@@ -97,6 +95,14 @@ def fmt_mean_std(values: Iterable[float], scale: float = 100.0, digits: int = 2)
     if n == 1:
         return f"{m * scale:.{digits}f} (n=1)"
     return f"{m * scale:.{digits}f} ± {s * scale:.{digits}f} (n={n})"
+
+
+def has_paper_values(rows: Sequence[Sequence[str]]) -> bool:
+    """Whether any cell of ``rows`` carries a paper value (``"(paper 81.20, ..."``), so a
+    table's note promises the paper's values only where they are printed."""
+    import re
+
+    return any(re.search(r"\(paper -?\d", c) for r in rows for c in r)
 
 
 def group_records(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> dict[tuple, list[dict[str, Any]]]:
@@ -280,8 +286,8 @@ def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None
             title = f"{suite} ({label})" if label else suite
             sections.append((title, tables, figures, texts, notes))
     failed = [r for r in records if r.get("status") != "ok"]
-    run_info = {**run_info, "workers": workers_summary(records)}
-    text = _render(sections, fmt, run_info, len(records), failed)
+    run_info = {**run_info, "workers": workers_summary(records), "data": data_kinds(records)}
+    text = _render(sections, fmt, run_info, len(records), failed, report_dir)
     name = {"md": "report.md", "html": "report.html", "latex": "report.tex"}[fmt]
     path = report_dir / name
     atomic_write_text(path, text)
@@ -304,41 +310,101 @@ def workers_summary(records: Sequence[dict[str, Any]]) -> str:
     return "; ".join(f"{k}: {n} job{'s' if n != 1 else ''}" for k, n in sorted(counts.items()))
 
 
-def _render(sections, fmt, run_info, n_records, failed) -> str:
+def data_kinds(records: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, list[str]]]:
+    """``(dataset, kind, what, suites)`` for every dataset of the records, in order of first
+    appearance: ``kind`` from gs-data's tables (:func:`gs_data.data_kind`: real, synthetic,
+    simulated, stand-in; ``unknown`` for a name they do not hold), ``suites`` the suites that
+    ran on it. Reads no data."""
+    from gs_data import data_kind
+
+    seen: dict[str, tuple[str, str, list[str]]] = {}
+    for r in records:
+        job = r.get("job", {})
+        name = job.get("params", {}).get("dataset")
+        if not isinstance(name, str):
+            continue
+        if name not in seen:
+            try:
+                kind, what = data_kind(name)
+            except (TypeError, ValueError):
+                kind, what = "unknown", "not in gs-data's dataset tables"
+            seen[name] = (kind, what, [])
+        if job.get("suite") not in seen[name][2]:
+            seen[name][2].append(job.get("suite"))
+    return [(name, kind, what, suites) for name, (kind, what, suites) in seen.items()]
+
+
+def _data_lines(data: list[tuple[str, str, str, list[str]]]) -> list[str]:
+    """The header's "Data" block (Markdown): every dataset with its kind, bold."""
+    if not data:
+        return []
+    lines = ["", "Data (what each dataset of this run is):", ""]
+    for name, kind, what, suites in data:
+        lines.append(f"- `{name}`: **{kind}**, {what} (suite{'s' if len(suites) != 1 else ''} "
+                     f"{', '.join(map(str, suites))})")
+    kinds = {kind for _, kind, _, _ in data}
+    if kinds & {"synthetic", "stand-in", "unknown"}:
+        lines += ["", "Results on synthetic or stand-in data test the code, not the papers' findings: "
+                      "compare methods within this report, not with the papers' numbers."]
+    return lines
+
+
+def _markdown(sections, run_info, n_records, failed) -> str:
     env = run_info.get("environment", {})
     versions = ", ".join(f"{k} {v}" for k, v in env.get("versions", {}).items())
     workers = run_info.get("workers", "")
+    parts = ["# gs benchmark report", ""]
+    parts.append(f"{n_records} job records ({len(failed)} failed). Git revision: {env.get('git_revision', 'unknown')}. CPU: {env.get('cpu', '?')} x{env.get('cpu_count', '?')}, GPU: {env.get('gpu', '?')}.")
+    parts.append(f"Computed on: {workers}." if workers else "")
+    parts.append(f"Versions: {versions}." if versions else "")
+    parts += _data_lines(run_info.get("data", []))
+    for suite, tables, figures, texts, notes in sections:
+        parts += ["", f"## {suite}", ""]
+        parts += [f"{t}\n" for t in texts]
+        parts += [t.to_markdown() for t in tables]
+        parts += [f"![{f.caption}]({f.path})\n\n*{f.caption}*\n" for f in figures]
+        parts += [f"{t}\n" for t in notes]
+    if failed:
+        parts += ["", "## Failed jobs", ""]
+        parts += [f"- `{r['key']}` {r['job']['suite']} {r['job']['params']}: {str(r.get('error', '')).splitlines()[0]}" for r in failed]
+    return "\n".join(parts) + "\n"
+
+
+_STYLE = ("body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;margin:1em 0}"
+          "td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}th{background:#eee}img{max-width:100%}")
+
+
+def embed_image(report_dir: Path) -> Any:
+    """``src -> data:image/...;base64,...`` for an image file of the report folder, so the
+    HTML report carries its figures and can be moved or mailed alone. A missing file (or a
+    path outside the folder) keeps its ``src`` and is logged."""
+    import base64
+    import logging
+
+    mime = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
+
+    def image(src: str) -> str:
+        path = (report_dir / src).resolve()
+        if src.startswith("data:") or path.suffix.lower() not in mime or not path.is_file():
+            if not src.startswith("data:"):
+                logging.getLogger(__name__).warning("report image %s not embedded: not an image file of %s", src, report_dir)
+            return src
+        return f"data:{mime[path.suffix.lower()]};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+    return image
+
+
+def _render(sections, fmt, run_info, n_records, failed, report_dir: Path) -> str:
     if fmt == "md":
-        parts = ["# gs benchmark report", ""]
-        parts.append(f"{n_records} job records ({len(failed)} failed). Git revision: {env.get('git_revision', 'unknown')}. CPU: {env.get('cpu', '?')} x{env.get('cpu_count', '?')}, GPU: {env.get('gpu', '?')}.")
-        parts.append(f"Computed on: {workers}." if workers else "")
-        parts.append(f"Versions: {versions}." if versions else "")
-        for suite, tables, figures, texts, notes in sections:
-            parts += ["", f"## {suite}", ""]
-            parts += [f"{t}\n" for t in texts]
-            parts += [t.to_markdown() for t in tables]
-            parts += [f"![{f.caption}]({f.path})\n\n*{f.caption}*\n" for f in figures]
-            parts += [f"{t}\n" for t in notes]
-        if failed:
-            parts += ["", "## Failed jobs", ""]
-            parts += [f"- `{r['key']}` {r['job']['suite']} {r['job']['params']}: {str(r.get('error', '')).splitlines()[0]}" for r in failed]
-        return "\n".join(parts) + "\n"
+        return _markdown(sections, run_info, n_records, failed)
     if fmt == "html":
-        parts = ["<!doctype html><html><head><meta charset='utf-8'><title>gs benchmark report</title>",
-                 "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}th{background:#eee}img{max-width:100%}</style></head><body>",
-                 "<h1>gs benchmark report</h1>",
-                 f"<p>{n_records} job records ({len(failed)} failed). Git revision: {html.escape(str(env.get('git_revision', 'unknown')))}. {html.escape(versions)}</p>"]
-        if workers:
-            parts.append(f"<p>Computed on: {html.escape(workers)}.</p>")
-        for suite, tables, figures, texts, notes in sections:
-            parts.append(f"<h2>{html.escape(suite)}</h2>")
-            parts += [f"<p>{html.escape(t)}</p>" for t in texts]
-            parts += [t.to_html() for t in tables]
-            parts += [f"<figure><img src='{html.escape(f.path)}'><figcaption>{html.escape(f.caption)}</figcaption></figure>" for f in figures]
-            parts += [f"<p>{html.escape(t)}</p>" for t in notes]
-        parts.append("</body></html>")
-        return "\n".join(parts)
+        from gs_bench.mdhtml import markdown_to_html
+
+        body = markdown_to_html(_markdown(sections, run_info, n_records, failed), image=embed_image(report_dir))
+        return ("<!doctype html><html><head><meta charset='utf-8'><title>gs benchmark report</title>"
+                f"<style>{_STYLE}</style></head><body>\n{body}</body></html>\n")
     parts = [r"% gs benchmark report (tables need \usepackage{booktabs})"]
+    parts += [f"% data: {name} ({kind})" for name, kind, _, _ in run_info.get("data", [])]
     for suite, tables, _, _texts, _notes in sections:
         parts.append(f"% --- {suite} ---")
         parts += [t.to_latex() for t in tables]

@@ -35,10 +35,12 @@ from gs_data._io import (
 )
 from gs_data._readers import RawGraph
 from gs_data._registry import (
+    DATA_KINDS,
     DatasetSpec,
     PaperStats,
     RawFile,
     available_datasets,
+    data_kind,
     register_dataset,
     unregister_dataset,
 )
@@ -86,6 +88,8 @@ _SUBMODULES = ("synthetic", "datasets", "splits", "edgewise", "lebed", "pyg", "g
 __all__ = [
     "__version__",
     "available_datasets",
+    "data_kind",
+    "DATA_KINDS",
     "register_dataset",
     "unregister_dataset",
     "DatasetSpec",

@@ -25,7 +25,14 @@ __all__ = [
     "available_datasets",
     "register_dataset",
     "unregister_dataset",
+    "DATA_KINDS",
+    "data_kind",
 ]
+
+#: What a dataset's data is, as reports say it (:func:`data_kind`): measured data of a paper
+#: (or of its source), a graph generated here, events simulated as the paper did, or an offline
+#: stand-in for a paper's dataset that is not on the machine.
+DATA_KINDS = ("real", "synthetic", "simulated", "stand-in")
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,12 @@ class DatasetSpec:
     where: str = ""
     fixture_only: bool = False
     extras: dict[str, str] = field(default_factory=dict)
+    #: :data:`DATA_KINDS`: ``"real"`` unless generated (``"synthetic"``) or a stand-in
+    kind: str = "real"
+
+    def __post_init__(self) -> None:
+        if self.kind not in DATA_KINDS:
+            raise ValueError(f"{self.name}: kind must be one of {', '.join(DATA_KINDS)}, got {self.kind!r}")
 
 
 _PLANETOID_URL = "https://github.com/kimiyoung/planetoid/raw/master/data"
@@ -295,6 +308,7 @@ _SPECS_LIST: list[DatasetSpec] = [
         reader=None,
         aliases=("synthetic", "default"),
         where="generated in memory by gs_data.synthetic.default_graph",
+        kind="synthetic",
     ),
 ]
 
@@ -322,6 +336,24 @@ def resolve_name(name: str) -> DatasetSpec:
     if key.replace("-", "") in _ALIASES:
         return SPECS[_ALIASES[key.replace("-", "")]]
     raise ValueError(f"unknown dataset name {name!r}; accepted names: {', '.join(available_datasets())}")
+
+
+def data_kind(name: str) -> tuple[str, str]:
+    """``(kind, what)`` of a node-classification or geometric dataset name: ``kind`` one of
+    :data:`DATA_KINDS`, ``what`` a few words a report can print beside it, e.g.
+    ``("synthetic", "synthetic default graph (embedded, no download)")`` or
+    ``("stand-in", "offline stand-in for qmof-hse06 (shipped with gs-data)")``. Reads the
+    tables only (no data, no torch); ``ValueError`` for an unknown name."""
+    from gs_data.geometric import geometric_spec, is_geometric
+
+    if is_geometric(name):
+        g = geometric_spec(name)
+        what = {"stand-in": f"offline stand-in for {g.stand_in_for} ({g.paper})",
+                "simulated": "events simulated with PYTHIA 8 + ACTS as GeSS did, not GeSS's files",
+                "real": g.paper}[g.kind]
+        return g.kind, what
+    spec = resolve_name(name)
+    return spec.kind, spec.title
 
 
 def _key(name: str) -> str:

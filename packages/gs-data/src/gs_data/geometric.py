@@ -146,6 +146,13 @@ class GeometricSpec:
     def stand_in(self) -> bool:
         return self.stand_in_for is not None
 
+    @property
+    def kind(self) -> str:
+        """What the data is (:data:`gs_data.DATA_KINDS`): ``"stand-in"`` for an offline
+        stand-in, ``"simulated"`` for Track (events simulated with PYTHIA 8 + ACTS as GeSS
+        did, not GeSS's files), else ``"real"``."""
+        return "stand-in" if self.stand_in else "simulated" if self.family == "track" else "real"
+
 
 _TRACK_DATA = ("simulated with PYTHIA 8 + ACTS (the track extra: pip install 'pythia8mc>=8.317.2,<8.318' 'pyacts>=48,<49') or read from the "
                "Track event cache ($GS_CACHE_DIR/track)")

@@ -41,6 +41,8 @@ from gs_data._registry import resolve_name
 
 __all__ = [
     "StructuralNodeSplit",
+    "MASK_NAMES",
+    "PYG_MASKS",
     "NodeDataset",
     "get_idx_split",
     "structural_strategies",
@@ -63,7 +65,28 @@ IDX_SPLIT_NAMES: dict[str, str] = {
     "ood_test": "test_ood",
     "train_target": "train_target",
     "ood_labeled": "ood_labeled",
+    "id_train": "train",
+    "id_val": "valid",
+    "id_test": "test",
 }
+
+#: gs-splits' structural parts (``gs_splits.STRUCTURAL_PARTS``), in their order
+_PARTS = ("in_train", "in_valid", "in_test", "out_valid", "out_test")
+
+#: Attribute names of the five structural masks (``in_train, in_valid, in_test, out_valid,
+#: out_test``, in this order) under each naming convention :class:`StructuralNodeSplit`
+#: accepts as ``names``: ``"gs"`` (gs-splits' parts + ``_mask``), ``"dgl"`` (DGL's
+#: ``dgl.data.utils.add_node_property_split`` / ``mask_nodes_by_property``: the same names)
+#: and ``"pyg"`` (PyG's ``torch_geometric.transforms.NodePropertySplit``).
+MASK_NAMES: dict[str, tuple[str, str, str, str, str]] = {
+    "gs": ("in_train_mask", "in_valid_mask", "in_test_mask", "out_valid_mask", "out_test_mask"),
+    "dgl": ("in_train_mask", "in_valid_mask", "in_test_mask", "out_valid_mask", "out_test_mask"),
+    "pyg": ("id_train_mask", "id_val_mask", "id_test_mask", "ood_val_mask", "ood_test_mask"),
+}
+
+#: ``masks="pyg"``: PyG's usual node-split masks (those ``RandomNodeSplit`` writes and PyG
+#: training loops read) and the structural part each one receives: the in-distribution parts.
+PYG_MASKS: dict[str, str] = {"train_mask": "in_train", "val_mask": "in_valid", "test_mask": "in_test"}
 
 
 def structural_strategies() -> tuple[str, ...]:
@@ -114,12 +137,34 @@ class StructuralNodeSplit(BaseTransform):
     domains), attached by :func:`gs_data.make_split`. The masks are therefore exactly those of
     ``structural_split(edge_index, strategy, sizes=sizes, seed=seed, num_nodes=N)``.
 
-    Adds ``in_train_mask``, ``in_valid_mask``, ``in_test_mask``, ``out_valid_mask``,
-    ``out_test_mask`` (bool, (N,)), ``domain`` (int64, (N,), the appendix-F domain of each
-    node), ``split_sigma`` (float64, (N,)) and ``split_metadata`` (dict: the split's
-    metadata, ``data_fingerprint`` — :func:`gs_data.data_fingerprint` of the input graph —
-    and ``transform``, this transform's parameters), so a saved ``Data`` says which split it
-    carries and of which graph.
+    What it writes (bool, (N,) each; ``repr(transform)`` lists the same names):
+
+    * the five parts under the names of ``names`` (:data:`MASK_NAMES`): ``"gs"`` and ``"dgl"``
+      (DGL's ``add_node_property_split``) write ``in_train_mask``, ``in_valid_mask``,
+      ``in_test_mask``, ``out_valid_mask``, ``out_test_mask``; ``"pyg"`` (PyG's
+      ``NodePropertySplit``) writes ``id_train_mask``, ``id_val_mask``, ``id_test_mask``,
+      ``ood_val_mask``, ``ood_test_mask``;
+    * with ``masks="pyg"`` (the default) also ``train_mask`` = ID train, ``val_mask`` = ID
+      valid, ``test_mask`` = ID test (:data:`PYG_MASKS`), **overwriting** a dataset's own
+      masks (e.g. Planetoid's or KarateClub's), as PyG's ``RandomNodeSplit`` does, so PyG code
+      that trains on ``train_mask`` and selects on ``val_mask`` follows the paper's protocol
+      (training on Train, model selection on Valid-In, section 4). ``masks=None`` leaves them;
+    * ``domain`` (int64, (N,), the appendix-F domain of each node), ``split_sigma`` (float64,
+      (N,)) and ``split_metadata`` (dict: the split's metadata, ``data_fingerprint`` —
+      :func:`gs_data.data_fingerprint` of the input graph — and ``transform``, this transform's
+      parameters), so a saved ``Data`` says which split it carries and of which graph.
+
+    PyG's ``NodePropertySplit(property_name, ratios)`` and DGL's
+    ``add_node_property_split(dataset, part_ratios, property_name)`` cut the same split:
+    ``property_name`` is our ``strategy`` (``"popularity"``, ``"locality"``, ``"density"``,
+    with their default ``ascending=True``: the largest property in-distribution), ``ratios``
+    our five ``sizes`` (``"50:50"`` is ``[0.3, 0.1, 0.1, 0.1, 0.4]``). Differences: part
+    sizes (PyG rounds ``N * ratio`` for each part and gives the remainder to OOD test; DGL and
+    we take ``floor``, the last part of each group the remainder, so a part can differ by a
+    node when ``N * ratio`` is not whole), the PageRank tolerance (networkx's ``1e-6 * N`` in
+    PyG; ``1e-11`` here) and ties (broken by a seeded permutation here, by torch's global RNG
+    in PyG). On nodes that are not tied at the ID/OOD boundary the ID sets agree (tested
+    against PyG's transform).
 
     Parameters
     ----------
@@ -137,6 +182,11 @@ class StructuralNodeSplit(BaseTransform):
         k of the appendix-F domains.
     domain_scope : {"in_train", "all"}, default ``"in_train"``
         Nodes the domain bins are cut over (see :func:`gs_splits.structural_split`).
+    masks : {"pyg", None}, default ``"pyg"``
+        ``"pyg"``: also write ``train_mask`` / ``val_mask`` / ``test_mask`` (the ID parts);
+        ``None``: leave those attributes as they are.
+    names : {"gs", "dgl", "pyg"}, default ``"gs"``
+        Names of the five part masks (:data:`MASK_NAMES`).
     use_cache, cache_dir
         Passed to :func:`gs_data.make_split`: keep computed splits on disk (keyed by the data
         fingerprint and every parameter). Off by default: a transform runs on every
@@ -153,6 +203,8 @@ class StructuralNodeSplit(BaseTransform):
     >>> from torch_geometric.datasets import Planetoid               # doctest: +SKIP
     >>> ds = Planetoid("data", "Cora", transform=StructuralNodeSplit("locality", seed=0))
     >>> data = ds[0]; data.in_train_mask.sum(), data.out_test_mask.sum()
+    >>> bool((data.train_mask == data.in_train_mask).all())          # RandomNodeSplit-style
+    True
     """
 
     def __init__(
@@ -163,6 +215,8 @@ class StructuralNodeSplit(BaseTransform):
         *,
         num_domains: int = 10,
         domain_scope: str = "in_train",
+        masks: str | None = "pyg",
+        names: str = "gs",
         use_cache: bool = False,
         cache_dir: str | os.PathLike | None = None,
     ) -> None:
@@ -179,23 +233,40 @@ class StructuralNodeSplit(BaseTransform):
             raise ValueError(f"strategy: unknown {strategy!r}; accepted: {', '.join(accepted)}")
         if domain_scope not in DOMAIN_SCOPES:
             raise ValueError(f"domain_scope: unknown {domain_scope!r}; accepted: {', '.join(DOMAIN_SCOPES)}")
+        if masks not in ("pyg", None):
+            raise ValueError(
+                f"masks: unknown {masks!r}; accepted: 'pyg' (also write train_mask / val_mask / "
+                "test_mask, the ID parts) or None (leave them)"
+            )
+        if names not in MASK_NAMES:
+            raise ValueError(f"names: unknown {names!r}; accepted: {', '.join(repr(k) for k in MASK_NAMES)}")
         self.strategy = strategy
         self.sizes = _check_sizes(sizes)
         self.seed = _check_int("seed", seed, 0)
         self.num_domains = _check_int("num_domains", num_domains, 1)
         self.domain_scope = domain_scope
+        self.masks = masks
+        self.names = names
         self.use_cache = bool(use_cache)
         self.cache_dir = cache_dir
 
     def params(self) -> dict[str, Any]:
-        """The parameters that determine the split (recorded in ``split_metadata["transform"]``)."""
+        """The parameters that determine the split and the attributes it is written to
+        (recorded in ``split_metadata["transform"]``)."""
         return {
             "strategy": self.strategy,
             "sizes": self.sizes if isinstance(self.sizes, str) else list(self.sizes),
             "seed": self.seed,
             "num_domains": self.num_domains,
             "domain_scope": self.domain_scope,
+            "masks": self.masks,
+            "names": self.names,
         }
+
+    def written(self) -> list[str]:
+        """The mask attributes this transform writes: the five parts (``names``), then
+        ``train_mask``, ``val_mask``, ``test_mask`` with ``masks="pyg"``."""
+        return [*MASK_NAMES[self.names], *(PYG_MASKS if self.masks == "pyg" else ())]
 
     def forward(self, data: Data) -> Data:
         from gs_data.splits import make_split
@@ -211,6 +282,15 @@ class StructuralNodeSplit(BaseTransform):
             data, self.strategy, sizes=self.sizes, seed=self.seed, num_domains=self.num_domains,
             domain_scope=self.domain_scope, cache_dir=self.cache_dir, use_cache=self.use_cache,
         )
+        parts = {part: out[f"{part}_mask"] for part in _PARTS}
+        if self.names != "gs":
+            for part, name in zip(_PARTS, MASK_NAMES[self.names], strict=True):
+                if name != f"{part}_mask":
+                    del out[f"{part}_mask"]
+                out[name] = parts[part]
+        if self.masks == "pyg":
+            for name, part in PYG_MASKS.items():
+                out[name] = parts[part].clone()
         meta = dict(out.split_metadata)
         if not self.use_cache:
             meta.pop("cache_file", None)
@@ -220,8 +300,20 @@ class StructuralNodeSplit(BaseTransform):
 
     def __repr__(self) -> str:
         p = self.params()
+        own = dict(zip(_PARTS, MASK_NAMES[self.names], strict=True))
+        pyg = "".join(f", {name}={own[part]}" for name, part in PYG_MASKS.items()) if self.masks == "pyg" else ""
         return (f"{type(self).__name__}(strategy={p['strategy']!r}, sizes={p['sizes']!r}, "
-                f"seed={p['seed']}, num_domains={p['num_domains']}, domain_scope={p['domain_scope']!r})")
+                f"seed={p['seed']}, num_domains={p['num_domains']}, domain_scope={p['domain_scope']!r}, "
+                f"masks={p['masks']!r}, names={p['names']!r}; writes {', '.join(MASK_NAMES[self.names])}"
+                f"{pyg}, domain, split_sigma, split_metadata)")
+
+
+def _identity(obj: Any) -> str | None:
+    """A transform's identity for :class:`NodeDataset`'s processed-file key: its ``repr`` with
+    memory addresses removed (what PyG compares in ``pre_transform.pt``), ``None`` for none."""
+    import re
+
+    return None if obj is None else re.sub(r" at 0x[0-9a-fA-F]+", "", repr(obj))
 
 
 def _mask_items(split: Any) -> list[tuple[str, Any]]:
@@ -231,14 +323,19 @@ def _mask_items(split: Any) -> list[tuple[str, Any]]:
         # structural masks first: a Planetoid / OGB ``train_mask`` beside them is the
         # dataset's own split, not the scientific ``train`` part
         items = [(k, split[f"{k}_mask"]) for k in STRUCTURAL_PARTS if f"{k}_mask" in split]
-        scientific = [k for k in IDX_SPLIT_NAMES if k not in STRUCTURAL_PARTS]
+        if not items:  # StructuralNodeSplit(names="pyg"): PyG NodePropertySplit's names
+            items = [(k[:-5], split[k]) for k in MASK_NAMES["pyg"] if k in split]
+            if items and not any(k.startswith("id_") for k, _ in items):
+                items = []  # ood_val / ood_test alone: a scientific split's parts
+        scientific = [k for k in IDX_SPLIT_NAMES if k not in STRUCTURAL_PARTS and not k.startswith("id_")]
         if not items and any(f"{k}_mask" in split for k in SCIENTIFIC_PARTS if k != "train"):
             items = [(k, split[f"{k}_mask"]) for k in scientific if f"{k}_mask" in split]
         if not items:
             raise ValueError(
                 "get_idx_split: this Data carries no split masks; expected attributes "
                 + ", ".join(f"{k}_mask" for k in ("in_train", "in_valid", "in_test", "out_valid", "out_test"))
-                + " (add them with StructuralNodeSplit or gs_data.attach_split), or the scientific "
+                + " (add them with StructuralNodeSplit or gs_data.attach_split; or PyG NodePropertySplit's "
+                "id_train_mask, ..., ood_test_mask), or the scientific "
                 "iid_val_mask, iid_test_mask, ood_val_mask, ood_test_mask (with train_mask)"
             )
         return items
@@ -256,8 +353,9 @@ def get_idx_split(split: Any) -> dict[str, torch.Tensor]:
     """OGB-style index dict of a split: ``{"train": idx, "valid": idx, "test": idx, ...}``.
 
     Keys (:data:`IDX_SPLIT_NAMES`): ``train``, ``valid``, ``test`` are the
-    **in-distribution** parts (structural ``in_train`` / ``in_valid`` / ``in_test``,
-    scientific ``train`` / ``iid_val`` / ``iid_test``), so OGB code that trains on ``train``
+    **in-distribution** parts (structural ``in_train`` / ``in_valid`` / ``in_test``, under
+    PyG's names ``id_train`` / ``id_val`` / ``id_test``; scientific ``train`` / ``iid_val`` /
+    ``iid_test``), so OGB code that trains on ``train``
     and selects on ``valid`` follows the structural-shifts protocol (model selection on
     Valid-In, paper section 4); ``valid_ood`` and ``test_ood`` are the out-of-distribution
     parts (``out_valid`` / ``out_test``, ``ood_val`` / ``ood_test``). Scientific splits also
@@ -267,7 +365,9 @@ def get_idx_split(split: Any) -> dict[str, torch.Tensor]:
     ----------
     split : gs_splits.Split, Data or mapping
         A :class:`gs_splits.Split`; a ``Data`` with ``in_train_mask``, ... (e.g. after
-        :class:`StructuralNodeSplit`); or a mapping ``part -> bool mask``.
+        :class:`StructuralNodeSplit`; ``id_train_mask``, ... after ``names="pyg"`` or PyG's
+        ``NodePropertySplit``); or a mapping ``part -> bool mask``. A ``Data``'s
+        ``train_mask`` / ``val_mask`` / ``test_mask`` beside a structural split are not read.
 
     Returns
     -------
@@ -306,13 +406,17 @@ class NodeDataset(InMemoryDataset):
     -------
     * raw files: ``raw_dir`` = ``raw_root`` if given, else ``root``, in gs-data's layout
       (``<raw_dir>/structural-shifts/cora-ml/data.mat``, ``<raw_dir>/planetoid/Cora/raw/...``:
-      the layout of the project's shared data folder). ``raw_root`` is only read, so it may be
-      a read-only shared folder. A missing file with a standard URL is downloaded into it
-      (logged) when ``download=True``; otherwise :class:`gs_data.MissingRawFileError` names the
-      path to place it at.
-    * processed file: ``<root>/processed/pyg/<name>/data-<hash>.pt``, the hash covering the
-      loading options; ``pre_transform`` / ``pre_filter`` are checked as in PyG (a different
-      one warns; ``force_reload=True`` rebuilds).
+      the layout of the project's shared data folder). A ``raw_root`` that does not exist is
+      never created (PyG's ``Dataset`` would create it before downloading):
+      :class:`gs_data.MissingRawFileError` names it. A missing file with a standard URL is
+      downloaded (logged) when ``download=True``, otherwise :class:`gs_data.MissingRawFileError`
+      names the path to place it at; with ``download=False`` a ``raw_root`` is only read, so it
+      may be a read-only shared folder.
+    * processed file: ``<root>/processed/pyg/<name>/<hash>/data.pt``, the hash covering the
+      loading options and ``pre_transform`` / ``pre_filter`` (their ``repr`` without memory
+      addresses, which PyG compares too; :class:`StructuralNodeSplit`'s names every parameter).
+      Another ``pre_transform`` (e.g. a different split) is processed into its own folder
+      beside the first, never read from the first one's file; ``force_reload=True`` rebuilds.
 
     Parameters
     ----------
@@ -325,7 +429,7 @@ class NodeDataset(InMemoryDataset):
         saving, ``pre_filter(data) -> bool`` keeps the graph or not (rejecting the only graph
         raises ``ValueError``). E.g. ``pre_transform=StructuralNodeSplit("density")``.
     raw_root : path, optional
-        Folder holding the raw files (read-only use).
+        Folder holding the raw files; it must exist (it is never created).
     download : bool, default True
         Download missing raw files that have a standard URL.
     force_reload, log
@@ -373,9 +477,18 @@ class NodeDataset(InMemoryDataset):
     def raw_dir(self) -> str:
         return self._raw_root if self._raw_root is not None else self.root
 
+    def processed_key(self) -> dict[str, Any]:
+        """What the processed file holds: the loading options, the processed-format version and
+        ``pre_transform`` / ``pre_filter`` (:func:`_identity`); its hash names the folder."""
+        from gs_data.datasets import _PROCESSED_VERSION
+
+        return {**self._load_kwargs, "v": _PROCESSED_VERSION,
+                "pre_transform": _identity(self.pre_transform), "pre_filter": _identity(self.pre_filter)}
+
     @property
     def processed_dir(self) -> str:
-        return os.path.join(self.root, "processed", "pyg", self.name)
+        key = json.dumps(self.processed_key(), sort_keys=True)
+        return os.path.join(self.root, "processed", "pyg", self.name, hashlib.sha256(key.encode()).hexdigest()[:12])
 
     @property
     def raw_file_names(self) -> list[str]:
@@ -383,10 +496,23 @@ class NodeDataset(InMemoryDataset):
 
     @property
     def processed_file_names(self) -> list[str]:
-        from gs_data.datasets import _PROCESSED_VERSION
+        return ["data.pt"]
 
-        key = json.dumps({**self._load_kwargs, "v": _PROCESSED_VERSION}, sort_keys=True)
-        return [f"data-{hashlib.sha256(key.encode()).hexdigest()[:12]}.pt"]
+    def _download(self) -> None:
+        # PyG's step, less its ``makedirs(raw_dir)``: a raw_root is read, never created
+        from torch_geometric.data.dataset import files_exist
+
+        if not self.raw_file_names or files_exist(self.raw_paths):
+            return
+        if self._raw_root is not None and not os.path.isdir(self._raw_root):
+            from gs_data._io import MissingRawFileError
+
+            raise MissingRawFileError(
+                f"raw_root {self._raw_root} does not exist (NodeDataset reads it and never creates "
+                f"it): pass the folder holding {self.raw_file_names[0]} for dataset {self.name!r} "
+                f"(gs-data's layout), or leave raw_root out to keep the raw files under root ({self.root})"
+            )
+        self.download()
 
     def download(self) -> None:
         """Fetch missing raw files (gs-data's downloads: logged, checksummed where known)."""

@@ -892,12 +892,36 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
                     "the ERM records." if base_rows else
                     "No trivial baseline row: the ERM records carry none (written before gs-bench "
                     "stored them), so the findings on this dataset are not decided.")
-                 + (f" Samples per part: {sizes}." if sizes else ""),
+                 + (f" Samples per part: {sizes}." if sizes else "")
+                 + same_selection_comment(rows[len(base_rows):], [r for k in keys for r in groups[k]]),
         ))
     order = orderings(records)
     if order.rows:
         out.append(order)
     return out
+
+
+def same_selection_comment(rows: Sequence[Sequence[str]], records: Sequence[dict[str, Any]]) -> str:
+    """A paragraph for a dataset table whose OOD-sel and ID-sel columns are equal in every
+    algorithm row (``rows``: backbone, algorithm, level, then the 4 :data:`SELECTION_COLUMNS`
+    cells), saying so and why from the records' selected epochs; ``""`` otherwise (or without
+    rows). The trivial rows are equal by construction and are not passed."""
+    if not rows or any(list(r[3:5]) != list(r[5:7]) for r in rows):
+        return ""
+    pairs = [(r["metrics"].get("ood_sel_epoch"), r["metrics"].get("id_sel_epoch")) for r in records]
+    pairs = [p for p in pairs if None not in p]
+    text = "\n\n**OOD-sel and ID-sel are identical in every row.** "
+    if pairs and all(a == b for a, b in pairs):
+        epochs = sorted({int(a) for a, _ in pairs})
+        # epochs count from 0: the last of max_epochs is max_epochs - 1
+        last = {int(r["job"].get("settings", {}).get("max_epochs", 0)) - 1 for r in records}
+        at_end = f" (the last epoch, {epochs[0]})" if len(epochs) == 1 and last == {epochs[0]} else ""
+        return (text + f"In each of the {len(pairs)} runs the best Val-OOD epoch is also the best Val-ID "
+                f"epoch{at_end}: epochs {', '.join(map(str, epochs))}. The two selections pick the same "
+                "model here, so the columns say nothing about model selection; with longer training the "
+                "validation curves can peak apart.")
+    return text + ("The two selections picked different epochs in some runs, with the same test values."
+                   if pairs else "The records do not say which epochs were selected.")
 
 
 def _baseline_values(erm: Sequence[dict[str, Any]]) -> dict[str, dict[str, list[float]]]:

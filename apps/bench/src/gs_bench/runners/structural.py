@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from gs_bench.published import published
-from gs_bench.report import Figure, Table, fmt_mean_std, group_records, mean_std
+from gs_bench.report import Figure, Table, fmt_mean_std, group_records, has_paper_values, mean_std
 from gs_bench.suites import DataMissingError, SuiteConfig, SuiteConfigError, check_nonnegative, check_positive
 
 log = logging.getLogger(__name__)
@@ -675,7 +675,10 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
                 out.append(Table(
                     f"OOD robustness on {ds} (ID:OOD {ratio}): accuracy (%), mean ± std over seeds (paper Tables 9-15 layout)",
                     cols, rows,
-                    note="Paper values (Tables 9-10) beside ours where the paper has the same setting.",
+                    note=("Paper values (Tables 9-10) beside ours where the paper has the same setting."
+                          if has_paper_values(rows) else
+                          f"No paper value in this table: the paper reports no {ds} at ID:OOD {ratio} "
+                          "(its Tables 9-10 hold the 50:50 splits of its seven datasets)."),
                 ))
             rows = []
             for meth in methods:
@@ -800,7 +803,7 @@ def paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
                 members = sorted({s for t in seeds for s in t})
                 runs_txt.append(f"{method_label(meth)} {len(seeds)} run(s) × {len(next(iter(seeds)))} member(s), seeds {members[0]}–{members[-1]}")
         source = st.get("split_source", "seeded")
-        split_txt = ("the authors' published masks (yandex-research/structural-graph-shifts, datasets/<name>/splits/<shift>.pth)"
+        split_txt = ("the authors' published masks (yandex-research/structural-graph-shifts, `datasets/<name>/splits/<shift>.pth`)"
                      if source == "authors" else
                      "the authors' published masks at 50:50, gs-splits with split seed 0 at the other ratios"
                      if source == "authors-where-published" else "gs-splits, split seed 0 (ties at the ID/OOD boundary broken by the seed, so a split may differ from the authors' files)")
