@@ -234,9 +234,9 @@ class TrainConfig:
     def identity(self) -> str:
         """``repr`` of everything that determines what is trained: every field but
         :attr:`device` (the key of shared members and checkpoints, so a member trained on a
-        GPU is reused on a CPU and a run resumes on another device); a field added later
-        (:attr:`standardize_targets`) only when set, so the keys of configs without it are
-        those they had before it existed."""
+        GPU is reused on a CPU and a run resumes on another device); fields added later
+        (:attr:`standardize_targets`, :attr:`norm_stats_graphs`) only when set, so the keys of
+        configs without them are those they had before they existed."""
         body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
                          if f.repr and f.name not in _NOT_IDENTITY
                          and not (f.name in _IDENTITY_IF_SET
