@@ -111,6 +111,44 @@ def test_lebed_presets(model):
     assert emb.shape == (6, 32) and logits.shape == (6, 5)
 
 
+def test_lebed_mlp_is_pyg_mlp_with_batch_norm():
+    """lebed-mlp computes what the LeBed authors' encoder computes: PyG ``MLP(in, 256, 32,
+    num_layers=2)`` with its default batch norm (Linear, BatchNorm, ReLU, Linear), then a linear
+    classifier; checked against PyG's class with the same weights, in train mode (batch
+    statistics, running averages updated) and in eval mode (running averages)."""
+    from torch_geometric.nn import MLP
+
+    assert preset("lebed-mlp").norm == "batch"
+    assert all(preset(f"lebed-{m}").norm is None for m in ("gcn", "sage", "gat", "gin"))
+    torch.manual_seed(0)
+    ours = build_model("lebed-mlp", 12, 4)
+    ref = MLP(in_channels=12, hidden_channels=256, out_channels=32, num_layers=2)
+    assert isinstance(ref.norms[0].module, torch.nn.BatchNorm1d)  # PyG's default
+    with torch.no_grad():
+        for i in range(2):
+            ref.lins[i].weight.copy_(ours.layers[i].weight)
+            ref.lins[i].bias.copy_(ours.layers[i].bias)
+        ours.norms[0].weight.uniform_(0.5, 1.5)
+        ours.norms[0].bias.uniform_(-0.5, 0.5)
+        ref.norms[0].module.weight.copy_(ours.norms[0].weight)
+        ref.norms[0].module.bias.copy_(ours.norms[0].bias)
+    x = torch.randn(40, 12) * 3 + 1
+    ei = torch.zeros(2, 0, dtype=torch.long)
+    for mode in (True, False):
+        ours.train(mode)
+        ref.train(mode)
+        emb, logits = ours(x, ei)
+        want = ref(x)
+        torch.testing.assert_close(emb, want, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(logits, ours.head(want), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(ours.norms[0].running_mean, ref.norms[0].module.running_mean)
+    # train mode normalises with the batch: shifting every input row by the same vector
+    # leaves the embeddings unchanged (an un-normalised MLP would change)
+    ours.train()
+    shift = torch.randn(1, 12)
+    torch.testing.assert_close(ours(x + shift, ei)[0], ours(x, ei)[0], rtol=1e-4, atol=1e-4)
+
+
 def test_gess_presets_match_paper():
     for name, width in (("gess-egnn", 64), ("gess-dgcnn", 64), ("gess-pointtransformer", 32)):
         cfg = preset(name)

@@ -28,6 +28,12 @@ Where the paper is silent, the authors' code decides (each setting below says wh
   min_steps`` (``atleastepoch``); ``stop_step`` reports ``epoch + 1`` updates.
 * per-(dataset, model) learning rate, weight decay, step limit, ``min_steps`` and tolerance:
   :func:`authors_config` (their ``param_space.txt``).
+* a model with batch norm (the authors' MLP, PyG ``MLP``'s default; gs-models ``lebed-mlp``):
+  ``Z*`` and the pseudo-labels come from eval mode (the running averages of pre-training),
+  ``Z_t`` from the train-mode forward (the test graph's own batch statistics); ``theta`` is the
+  parameters without the buffers (their ``model.parameters()``). On the Cora feature shift this
+  is what makes the MLP's rule fire after about 10 updates (paper Table A1: 9) instead of about
+  60 (``apps/bench/checks/lebed_stop_steps.py``).
 """
 
 from __future__ import annotations

@@ -173,13 +173,22 @@ _EW_GAT = NodeGNNConfig(
 
 
 def _lebed(model: str) -> NodeGNNConfig:
+    """The encoders of the LeBed authors' code (PyG ``GCN`` / ``GraphSAGE`` / ``GAT`` / ``GIN`` /
+    ``MLP`` with 256 hidden and 32 output channels, 2 layers, PyG's defaults) plus a linear
+    classifier. PyG's ``MLP`` normalises by default (``norm="batch_norm"``: Linear, BatchNorm,
+    ReLU, Linear; the BasicGNN models do not), as the authors' saved initial MLP parameters
+    show (``init_cora_amazon/init_params/MLP_256_32/init_encoder.pt`` holds ``norms.0``); the
+    paper does not describe the MLP. Without the batch norm LeBed's re-training of the MLP on
+    the Cora feature shift runs about 6x as many steps (issue 30,
+    ``apps/bench/checks/lebed_stop_steps.py``)."""
     return NodeGNNConfig(
         model=model,
         hidden_channels=256,
         embedding_channels=32,
         num_layers=2,
         dropout=0.0,
-        norm=None,
+        # the norm of the last encoder layer exists but is never applied (no last activation)
+        norm="batch" if model == "mlp" else None,
         activation="relu",
         head="linear",
         last_activation=False,  # PyG BasicGNN encoders of the authors' code end without one

@@ -1,0 +1,280 @@
+"""Diagnostic check (not part of the package): why our LeBed re-training of the MLP on the Cora
+feature shift runs ~60 steps before the D_stru rule fires while the paper's Table A1 says ~9
+(issue 30). Runs the authors' stopping logic, re-implemented line for line from
+Amanda-Zheng/LEBED ``LEBED-cora-amz/evaluator_lebed_cora-amz.py`` (cited per line below), next
+to ours (:func:`gs_algos.lebed.lebed_score`) on the same Cora feature-shift test graphs, and
+prints the step counts of each variant:
+
+``ours``
+    the gs run: ``lebed-mlp`` preset (as configured in this checkout), our ``pretrain``, our
+    ``lebed_score`` with ``authors_config("planetoid-cora", "mlp")``.
+``authors-loop/our-model``
+    the authors' ``train_norm`` loop applied to the very same pretrained model, initial state
+    and non-edge sample as ``ours``: equal counts mean the two stopping rules are the same.
+``authors-model``
+    the authors' model: ``torch_geometric.nn.MLP(in, 256, 32, num_layers=2)`` with PyG's
+    defaults (``norm="batch_norm"``: Linear, BatchNorm, ReLU, Linear) plus ``nn.Linear(32, C)``
+    (xavier weight, zero bias: ``pretrain-lebed.py:89-90``), pre-trained as
+    ``pretrain-lebed.py`` (Adam 1e-3 / 5e-4, 200 epochs on environment 0 alone in train mode,
+    checkpoint of the best environment-1 accuracy in eval mode), then their loop.
+``ours/authors-pretrain``
+    our model and ``lebed_score``, pre-trained as ``pretrain-lebed.py`` (environment 0 alone).
+``ours/xavier-head``
+    our model, pre-training and ``lebed_score``, with the classifier initialised as the authors'
+    (``pretrain-lebed.py:89-90``: xavier-uniform weight, zero bias; torch's default otherwise).
+``authors-model/our-pretrain``
+    the authors' model pre-trained by our ``pretrain`` (environments 0 and 1 as one disjoint
+    union: with batch norm, environment 1 enters the training batch statistics).
+``authors-model/no-BN``
+    the authors' model with ``MLP(..., norm=None)``: batch norm is the one change.
+``authors-model/their-theta0`` (with ``--authors-init DIR``)
+    the authors' model started from their published initial parameters
+    (``init_cora_amazon/init_params/MLP_256_32/init_{encoder,cls_model}.pt``; Cora's EERM
+    features are 1443 wide in both pipelines).
+
+    OMP_NUM_THREADS=1 python apps/bench/checks/lebed_stop_steps.py --graphs 8 \
+        [--authors-init DIR]
+
+Run from the repository root with GS_SHARED_DATA set (the Cora raw files); a few CPU minutes.
+The output committed next to this file is ``lebed_stop_steps.log``. Steps are reported as
+re-training updates (``best_epoch + 1``; the authors log ``best_epoch``, 0-based).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import itertools
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+# the authors' cora / MLP settings (param_space.txt line "cora ... MLP": lr_frominit=0.001,
+# wd_frominit=0.0005, epochs_frominit=500, lp_margin=0.03, atleastepoch=5)
+AUTHORS = {"lr": 1e-3, "wd": 5e-4, "epochs": 500, "lp_margin": 0.03, "atleastepoch": 5}
+
+
+def authors_metric_lp(emb: torch.Tensor, pos: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
+    """evaluator_lebed_cora-amz.py:126-136 (reference) and :361-365, :378-379 (per epoch):
+    BCE-with-logits of the cosine similarity on edges (label 1) + sampled non-edges (label 0)."""
+    idx = torch.cat([pos, neg], dim=-1)  # :130 / :364
+    label = torch.cat([torch.ones(pos.shape[1]), torch.zeros(neg.shape[1])])  # :127, :131
+    logits_lp = F.cosine_similarity(emb[idx[0]], emb[idx[1]], dim=-1)  # :133 / :378
+    return F.binary_cross_entropy_with_logits(logits_lp, label)  # :136 / :379
+
+
+def authors_train_norm(forward, models, x, pos, neg, pseudo, theta_star, metric_lp_ref, cfg):
+    """evaluator_lebed_cora-amz.py:295-436 (``train_norm``) with :484-521
+    (``train_frominit``). ``forward(x) -> (embedding, logits)``; ``models`` are the modules
+    whose ``parameters()`` form theta (encoder, cls_model: :349-350). Returns
+    (best_epoch, stopped_by_rule, diff_norm)."""
+    params = itertools.chain(*[m.parameters() for m in models])  # :350
+    opt = torch.optim.Adam(params, lr=cfg["lr"], weight_decay=cfg["wd"])  # :351
+    loss_func = nn.NLLLoss()  # :352
+    best_margin = cfg["lp_margin"]  # :359 (absolute for cora / amazon-photo)
+    best_epoch, best_diff_norm, stopped = 0, 0.0, False
+    for epoch in range(0, cfg["epochs"]):  # :366
+        for m in models:  # :485-486
+            m.train()
+        embedding, logits = forward(x)  # :499-504
+        max_logits, _ = logits.max(dim=1, keepdim=True)  # :507
+        log_p = logits - max_logits  # :508
+        log_p = log_p - torch.logsumexp(log_p, dim=1, keepdim=True)  # :509
+        loss = loss_func(log_p, pseudo)  # :510
+        opt.zero_grad()  # :517
+        loss.backward()  # :518
+        opt.step()  # :519
+        flat = torch.cat([p.view(-1) for p in itertools.chain(*[m.parameters() for m in models])])
+        diff_norm = float(torch.norm(theta_star - flat).detach())  # :372-374, :475-481
+        metric_lp = authors_metric_lp(embedding, pos, neg)  # :378-379 (the train-forward Z)
+        margin = torch.abs(metric_lp - metric_lp_ref).item()  # :381
+        if epoch >= cfg["atleastepoch"]:  # :385
+            best_epoch, best_diff_norm = epoch, diff_norm  # :387-389 / :394-396
+            if margin < best_margin:  # :386
+                stopped = True
+                break  # :391
+    return best_epoch, stopped, best_diff_norm
+
+
+def authors_reference(forward, models, x, pos, neg):
+    """evaluator_lebed_cora-amz.py:439-472 (``test``: eval mode, argmax pseudo-labels) and
+    :126-136 (``metric_lp_ref``)."""
+    for m in models:  # :440-441
+        m.eval()
+    with torch.no_grad():
+        emb, logits = forward(x)  # :460-465
+        pseudo = F.softmax(logits, dim=1).argmax(dim=1)  # :466-468
+        ref = authors_metric_lp(emb, pos, neg)
+    return pseudo, ref
+
+
+class AuthorsModel(nn.Module):
+    """evaluator_lebed_cora-amz.py:98-103: PyG ``MLP`` encoder (defaults) + linear classifier."""
+
+    def __init__(self, in_ch: int, num_classes: int, norm: str | None = "batch_norm") -> None:
+        super().__init__()
+        from torch_geometric.nn import MLP
+
+        kw = {} if norm == "batch_norm" else {"norm": norm}  # PyG's default is batch_norm
+        self.encoder = MLP(in_channels=in_ch, hidden_channels=256, out_channels=32, num_layers=2, **kw)
+        self.cls_model = nn.Sequential(nn.Linear(32, num_classes))
+        nn.init.xavier_uniform_(self.cls_model[0].weight)  # pretrain-lebed.py:89
+        nn.init.constant_(self.cls_model[0].bias, 0.0)  # pretrain-lebed.py:90
+
+    def forward(self, x, edge_index=None):
+        emb = self.encoder(x)
+        return emb, self.cls_model(emb)
+
+
+def authors_pretrain(model: AuthorsModel, train_g, valid_g, epochs: int = 200) -> float:
+    """pretrain-lebed.py:108-145: Adam(lr 1e-3, wd 5e-4) for 200 epochs on the training graph
+    in train mode; keep the state of the best validation accuracy (strict ``>``) in eval mode."""
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=5e-4)  # :108, defaults :252-254
+    best, best_state = 0.0, copy.deepcopy(model.state_dict())
+    for _ in range(epochs):  # :115
+        model.train()  # :199-200
+        _, logits = model(train_g.x, train_g.edge_index)
+        loss = F.nll_loss(torch.log_softmax(logits, 1), train_g.y)  # :215-220
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        model.eval()  # :177-178
+        with torch.no_grad():
+            acc = float((model(valid_g.x, valid_g.edge_index)[1].argmax(1) == valid_g.y).float().mean())
+        if acc > best:  # :139
+            best, best_state = acc, copy.deepcopy(model.state_dict())  # :144-145
+    model.load_state_dict(best_state)
+    return best
+
+
+def flat_params(models) -> torch.Tensor:
+    # evaluator_lebed_cora-amz.py:107-109: parameters() of encoder and classifier, no buffers
+    return torch.cat([p.detach().view(-1) for p in itertools.chain(*[m.parameters() for m in models])])
+
+
+def run_authors(name, model, init_state, graphs, indices, negs, rows):
+    theta_star = flat_params([model])
+    for i in indices:
+        g = graphs[i]
+        x, pos, neg = g.x, g.edge_index, torch.as_tensor(negs[i])
+        pseudo, ref = authors_reference(lambda x: model(x, pos), [model], x, pos, neg)
+        retrain = copy.deepcopy(model)
+        retrain.load_state_dict(init_state)  # evaluator_lebed_cora-amz.py:331-344: theta_0
+        torch.manual_seed(i)
+        epoch, stopped, dn = authors_train_norm(
+            lambda x: retrain(x, pos), [retrain], x, pos, neg, pseudo, theta_star, ref, AUTHORS)
+        rows.setdefault(name, {})[i] = (epoch + 1, stopped, dn, float(ref))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--graphs", type=int, default=8, help="test graphs, evenly spread over the 320")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--authors-init", type=Path, default=None,
+                    help="folder with the authors' init_encoder.pt / init_cls_model.pt (MLP_256_32)")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+
+    import gs_data
+    from gs_algos import TrainConfig, predict_node, seeded
+    from gs_algos.lebed import authors_config, lebed_score, pretrain
+    from gs_data.lebed import FeatureShiftConfig
+    from gs_metrics.lebed import sample_non_edges
+    from gs_models import build_model
+
+    root = os.environ.get("GS_SHARED_DATA")
+    graphs = gs_data.lebed_feature_shift(gs_data.load("planetoid-cora", root=root), FeatureShiftConfig(), seed=0)
+    train_g, valid_g, c = graphs.train, graphs.valid, graphs.num_classes
+    n = len(graphs)
+    indices = sorted({int(round(v)) for v in np.linspace(0, n - 1, args.graphs)})
+    # our non-edge sample of each test graph (lebed_score draws it with seed = graph index)
+    negs = {}
+    for i in indices:
+        ei = graphs[i].edge_index.numpy()
+        negs[i] = sample_non_edges(ei, graphs[i].num_nodes, ei.shape[1], np.random.default_rng(i), strict=False)
+    rows: dict[str, dict[int, tuple]] = {}
+
+    # --- ours: the runner's pre-training and lebed_score (runners/lebed.py run_job)
+    model = seeded(lambda: build_model("lebed-mlp", train_g.num_features, c), args.seed)
+    init_state = copy.deepcopy(model.state_dict())
+    pcfg = TrainConfig(lr=1e-3, weight_decay=5e-4, max_epochs=200, patience=None, train_part="train",
+                       select_on=("valid",), metric="accuracy", seed=args.seed, device="cpu")
+    ones = torch.ones(valid_g.num_nodes, dtype=torch.bool)
+    pretrain(model, train_g, valid_g, train_mask=None, valid_mask=ones, num_classes=c, config=pcfg)
+    norms = sorted({type(m).__name__ for m in model.modules() if "Norm" in type(m).__name__})
+    print(f"ours: lebed-mlp modules with a norm: {norms or 'none'}", flush=True)
+    lcfg = authors_config("planetoid-cora", "mlp").with_changes(device="cpu")
+
+    def run_ours(name, m, m_init):
+        for i in indices:
+            g = graphs[i]
+            res = lebed_score(m, m_init, g.x, g.edge_index, config=lcfg, seed=i,
+                              reference_output=predict_node(m, g))
+            rows.setdefault(name, {})[i] = (res.stop_step, res.stopped_early, res.score, res.reference)
+
+    run_ours("ours", model, init_state)
+
+    # --- the authors' loop on our pretrained model (same theta_0, theta*, non-edges)
+    run_authors("authors-loop/our-model", model, init_state, graphs, indices, negs, rows)
+
+    # --- our model pre-trained as the authors do (environment 0 alone), our lebed_score
+    torch.manual_seed(args.seed)
+    m2 = seeded(lambda: build_model("lebed-mlp", train_g.num_features, c), args.seed)
+    m2_init = copy.deepcopy(m2.state_dict())
+    val = authors_pretrain(m2, train_g, valid_g)
+    print(f"ours/authors-pretrain: pre-trained, best validation accuracy {val:.3f}", flush=True)
+    run_ours("ours/authors-pretrain", m2, m2_init)
+
+    # --- our model with the authors' classifier initialisation (xavier-uniform weight, zero
+    # bias: pretrain-lebed.py:89-90; ours is torch's default), our pre-training and lebed_score
+    m3 = seeded(lambda: build_model("lebed-mlp", train_g.num_features, c), args.seed)
+    nn.init.xavier_uniform_(m3.head.weight)
+    nn.init.constant_(m3.head.bias, 0.0)
+    m3_init = copy.deepcopy(m3.state_dict())
+    pretrain(m3, train_g, valid_g, train_mask=None, valid_mask=ones, num_classes=c, config=pcfg)
+    run_ours("ours/xavier-head", m3, m3_init)
+
+    # --- the authors' model (PyG MLP, batch norm by default), their pre-training and loop;
+    # "our-pretrain": the same model pre-trained by gs_algos.lebed.pretrain (one disjoint union
+    # of environments 0 and 1, so the batch statistics of training include environment 1)
+    variants = [("authors-model", "batch_norm", None, False),
+                ("authors-model/our-pretrain", "batch_norm", None, True),
+                ("authors-model/no-BN", None, None, False)]
+    if args.authors_init is not None:
+        variants.append(("authors-model/their-theta0", "batch_norm", args.authors_init, False))
+    for name, norm, init_dir, ours_pre in variants:
+        torch.manual_seed(args.seed)
+        am = AuthorsModel(train_g.num_features, c, norm=norm)
+        if init_dir is not None:
+            am.encoder.load_state_dict(torch.load(init_dir / "init_encoder.pt", map_location="cpu"))
+            am.cls_model.load_state_dict(torch.load(init_dir / "init_cls_model.pt", map_location="cpu"))
+        a_init = copy.deepcopy(am.state_dict())
+        if ours_pre:
+            fit = pretrain(am, train_g, valid_g, train_mask=None, valid_mask=ones, num_classes=c, config=pcfg)
+            val = fit.best.value
+        else:
+            val = authors_pretrain(am, train_g, valid_g)
+        print(f"{name}: pre-trained, best validation accuracy {val:.3f}", flush=True)
+        run_authors(name, am, a_init, graphs, indices, negs, rows)
+
+    # --- table
+    print()
+    print("test graph | perturbation | p | " + " | ".join(rows))
+    for i in indices:
+        g = graphs[i]
+        cells = [f"{rows[k][i][0]}{'' if rows[k][i][1] else '*'}" for k in rows]
+        print(f"{i} | {g.perturbation} env{g.environment} | {float(g.p):.2f} | " + " | ".join(cells))
+    print()
+    for k, v in rows.items():
+        steps = np.array([s[0] for s in v.values()], float)
+        print(f"{k}: updates until the rule fired: median {np.median(steps):.0f}, mean {steps.mean():.1f}, "
+              f"min {steps.min():.0f}, max {steps.max():.0f}; g(Z*) median {np.median([s[3] for s in v.values()]):.3f}")
+    print("(* = the rule never fired within the step limit)")
+
+
+if __name__ == "__main__":
+    main()
