@@ -530,6 +530,25 @@ def test_a_profile_the_suite_file_lacks_is_an_error_naming_its_profiles(toy, tmp
 
 
 @pytest.mark.parametrize("dry", [True, False])
+def test_the_default_demo_profile_a_file_lacks_is_stated_and_an_explicit_one_is_an_error(
+        toy, tmp_path, capsys, dry):
+    """The default ``--profile demo`` on a file without ``[profiles.demo]`` ran its base
+    settings without a word (QA of issue 34); ``--profile demo`` named on the command line
+    is now an error like ``--profile ci``, and the default says so in its plan line."""
+    path = toy(n=(1,))
+    path.write_text(path.read_text() + "[profiles.ci]\nseeds = 2\n")
+    out = tmp_path / "o"
+    assert main(["run", str(path), "--profile", "demo", "--out", str(out), "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no [profiles.demo] in this suite file; the profiles it has: ci, and full" in err[0], err
+    assert not out.exists()
+    assert main(["run", str(path), "--out", str(out), "--no-progress", *(["--dry-run"] if dry else [])]) == 0
+    err = capsys.readouterr().err
+    assert f"toy (demo: {path} has no [profiles.demo], so its [grid] and [settings] as written): " in err, err
+    assert load_suite(str(path)).profile_missing and not load_suite(str(path), "ci").profile_missing
+
+
+@pytest.mark.parametrize("dry", [True, False])
 def test_an_exclude_that_removes_every_job_says_no_jobs_remain(toy, tmp_path, capsys, dry):
     """Exit 0 and "run `gs-bench run ... --out` first" before issue 34."""
     path = toy(n=(1, 2))

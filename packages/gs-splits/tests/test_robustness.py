@@ -342,3 +342,29 @@ def test_sizes_that_do_not_sum_to_one_print_the_actual_sum(tmp_path, capsys):
     assert main(["make", str(g), "--sizes", "0.3,0.1,0.1,0.1,0.40000001", "--out", str(tmp_path / "s")]) == 2
     line = _error_line(capsys)
     assert "(sum 1.00000001, +1e-08 from 1)" in line and "(sum 1)" not in line
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX owners and modes")
+def test_a_numba_cache_folder_others_can_write_or_a_link_is_not_reused(tmp_path, monkeypatch):
+    """QA of issue 34: the fallback cache folder ``<tmp>/gs-splits-numba-<uid>`` has a
+    predictable name, and one that someone else made (world-writable) or a link to one was
+    reused; numba unpickles its index files from there, so a planted cache would run code."""
+    import tempfile
+
+    from gs_splits import _kernels
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    planted = tmp_path / f"gs-splits-numba-{os.getuid()}"
+    planted.mkdir()
+    planted.chmod(0o777)
+    got = _kernels._temporary_cache_dir()
+    assert got is not None and Path(got) != planted and Path(got).parent == tmp_path
+    assert stat.S_IMODE(os.stat(got).st_mode) == 0o700
+    planted.rmdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    planted.symlink_to(elsewhere)
+    got = _kernels._temporary_cache_dir()
+    assert got is not None and Path(got) not in (planted, elsewhere)
+    planted.unlink()
+    assert _kernels._temporary_cache_dir() == str(planted)  # a private folder of ours is reused

@@ -78,7 +78,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "run resumes where it stopped when you re-run the same command.",
     )
     run.add_argument("suite", help="suite name (see `gs-bench list`) or path to a suite .toml")
-    run.add_argument("--profile", default="demo", choices=PROFILES, help="demo (the default: embedded data, minutes), ci (real data in ../shared/datasets), paper (a suite's paper protocol where it defines one, e.g. gess on a GPU; else as full), full (the whole grid at paper scale)")
+    run.add_argument("--profile", default=None, choices=PROFILES, help="demo (the default: embedded data, minutes; where a suite file has no [profiles.demo], its [grid] and [settings] as written, and the plan line says so), ci (real data in ../shared/datasets), paper (a suite's paper protocol where it defines one, e.g. gess on a GPU; else as full), full (the whole grid at paper scale)")
     run.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets (overrides the profile)")
     run.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods (overrides the profile; the gess suite's algorithms, e.g. erm dir tl-100)")
     run.add_argument("--backbones", nargs="+", metavar="NAME", help="only these backbones (suites with a backbone axis: gess)")
@@ -172,7 +172,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gs_bench.suites import SuiteConfigError, load_suite
 
         try:
-            load_suite(args.suite, args.profile)
+            # a profile named on the command line must be in the file; the default demo
+            # falls back to the base settings, which the plan line states
+            load_suite(args.suite, args.profile or "demo", explicit=args.profile is not None)
             if args.executor == "ray" and not args.dry_run:
                 require("ray", "--executor ray")
         except SuiteConfigError as exc:
@@ -263,7 +265,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         try:
             return run_suite(
                 args.suite,
-                profile=args.profile,
+                profile=args.profile or "demo",
                 out=args.out,
                 axes=axes,
                 seeds=args.seeds,

@@ -120,7 +120,7 @@ def check_suite(config, key_extra: dict[str, Any] | None = None) -> Preflight:
     from gs_bench.runners import load_runner
     from gs_bench.suites import DataMissingError, expand_jobs
 
-    out = Preflight(config.suite, config.profile)
+    out = Preflight(config.suite, config.profile_label)
     axes = list(config.grid)
     out.excluded = sum(config.excluded(dict(zip(axes, values, strict=True)))
                        for values in itertools.product(*(config.grid[a] for a in axes)))

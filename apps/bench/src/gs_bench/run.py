@@ -226,7 +226,7 @@ def _run_locked(config, jobs, env, store, *, executor, address, workers, progres
     warn_other_settings(store, config, jobs)
     todo = [j for j in jobs if not store.is_done(j["key"])]
     print(
-        f"{config.suite} ({config.profile}): {len(jobs)} jobs, {len(jobs) - len(todo)} already done, "
+        f"{config.suite} ({config.profile_label}): {len(jobs)} jobs, {len(jobs) - len(todo)} already done, "
         f"{len(todo)} to run with {executor} x{workers} (device {device}) -> {store.root}",
         file=sys.stderr,
     )

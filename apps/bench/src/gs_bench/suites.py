@@ -106,6 +106,18 @@ class SuiteConfig:
     #: ``[resources]`` merged with the profile's (see :func:`job_resources`)
     resources: dict[str, Any] = field(default_factory=dict)
     exclude: tuple[dict[str, tuple[Any, ...]], ...] = ()
+    #: the file has no table of ``profile`` and its base settings run instead (the default
+    #: profile, demo, on a file without ``[profiles.demo]``); :attr:`profile_label` says so
+    profile_missing: bool = False
+
+    @property
+    def profile_label(self) -> str:
+        """The profile as the plan line shows it: ``demo``, or ``demo: my.toml has no
+        [profiles.demo], so its [grid] and [settings] as written`` where the file lacks it."""
+        if not self.profile_missing:
+            return self.profile
+        return (f"{self.profile}: {self.source} has no [profiles.{self.profile}], so its [grid] "
+                "and [settings] as written")
 
     def excluded(self, params: dict[str, Any]) -> bool:
         """Whether the grid point ``params`` matches one of the ``[[exclude]]`` rules."""
@@ -141,6 +153,7 @@ class SuiteConfig:
             paper=self.paper,
             resources=copy.deepcopy(self.resources),
             exclude=self.exclude,
+            profile_missing=self.profile_missing,
         )
 
 
@@ -504,8 +517,13 @@ def _seeds(value: Any, path: str) -> int:
     return value
 
 
-def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
+def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = False) -> SuiteConfig:
     """Load a suite by name (shipped) or path (your own TOML) and resolve ``profile``.
+
+    A profile the file has no table of is an error, except ``full`` (the base settings),
+    ``paper`` (as full where absent) and the default ``demo``, which runs the base settings
+    with :attr:`SuiteConfig.profile_missing` set (the plan line says so) unless ``explicit``
+    (the user named it: ``gs-bench run ... --profile demo``), where it is an error too.
 
     Every key is checked against the schema before anything runs: the top level and profile
     tables against :class:`SuiteFile` / :class:`ProfileTable`, ``[grid]`` and ``[settings]``
@@ -596,9 +614,10 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
     except (TypeError, ValueError) as exc:
         where = f"profiles.{profile}.settings / settings" if profile in profiles else "settings"
         raise SuiteConfigError(f"{source}: {where}: {exc}") from None
-    if profile not in profiles and profile not in ("demo", "full", "paper"):
-        # before issue 34 a profile the file lacks ran the base settings without a word; the
-        # default profile (demo), full and paper (as full where absent) still run them
+    if profile not in profiles and profile not in ("full", "paper") and (profile != "demo" or explicit):
+        # before issue 34 a profile the file lacks ran the base settings without a word; full
+        # and paper (as full where absent) still run them, and so does the default profile
+        # (demo) where the user did not name it, saying so in the plan line (profile_missing)
         raise SuiteConfigError(
             f"{source}: no [profiles.{profile}] in this suite file; "
             + (f"the profiles it has: {', '.join(sorted(profiles))}, and full (its [grid] and "
@@ -617,6 +636,7 @@ def load_suite(name_or_path: str, profile: str = "demo") -> SuiteConfig:
         paper=raw.get("paper", ""),
         resources=resources,
         exclude=exclude,
+        profile_missing=profile == "demo" and profile not in profiles,
     )
 
 

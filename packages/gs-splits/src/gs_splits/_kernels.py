@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import tempfile
 import types
 
@@ -28,16 +29,27 @@ log = logging.getLogger(__name__)
 _cache_state = {"fallback": None}  # None: numba's own locations work; a path; or "off"
 
 
+def _private_dir(path: str) -> bool:
+    """Whether ``path`` is a real folder (not a link) of this user that no one else can write."""
+    st = os.lstat(path)
+    mine = not hasattr(os, "getuid") or st.st_uid == os.getuid()
+    return stat.S_ISDIR(st.st_mode) and mine and not st.st_mode & 0o022
+
+
 def _temporary_cache_dir() -> str | None:
     """A writable folder for numba's cache when neither ``NUMBA_CACHE_DIR``, the package folder
-    nor ``$HOME`` is: ``<tmp>/gs-splits-numba-<uid>`` (kept, so the next run reuses it), else a
-    fresh ``mkdtemp``; ``None`` when the temporary folder is not writable either."""
+    nor ``$HOME`` is: ``<tmp>/gs-splits-numba-<uid>`` (kept, so the next run reuses it) when
+    it is a folder of this user that no one else can write, else a fresh ``mkdtemp``;
+    ``None`` when the temporary folder is not writable either."""
     uid = os.getuid() if hasattr(os, "getuid") else "user"
     shared = os.path.join(tempfile.gettempdir(), f"gs-splits-numba-{uid}")
     try:
         os.makedirs(shared, mode=0o700, exist_ok=True)
-        tempfile.TemporaryFile(dir=shared).close()
-        return shared
+        # numba unpickles its index files: a folder of that predictable name that another user
+        # made (or a link to one) could hold a crafted cache, so reuse it only if it is ours
+        if _private_dir(shared):
+            tempfile.TemporaryFile(dir=shared).close()
+            return shared
     except OSError:
         pass
     try:
