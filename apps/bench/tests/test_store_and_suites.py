@@ -116,3 +116,29 @@ def test_unknown_suite_and_profile():
         load_suite("structural", "demo")
     with pytest.raises(SuiteConfigError, match="unknown profile"):
         load_suite("edgewise", "huge")
+
+
+def test_a_folder_named_like_a_record_is_skipped_and_left_in_place(tmp_path, caplog):
+    """Issue 34 QA (R3): ``results/<key>.json`` that is a folder stopped ``report`` with a raw
+    ``[Errno 21] Is a directory``; it is now skipped with a warning naming it, and not moved."""
+    store = ResultsStore(tmp_path)
+    store.results_dir.mkdir(parents=True)
+    (tmp_path / "run-toy.json").write_text("{}")  # a gs run folder: quarantine is allowed here
+    folder = store.results_dir / ("b" * 20 + ".json")
+    folder.mkdir()
+    assert list(store.records()) == []
+    assert folder.is_dir()
+    assert [p for p, _ in store.skipped] == [folder]
+    assert "a folder, not a record file" in caplog.text
+
+
+def test_a_lock_that_is_a_folder_is_one_clear_error_without_a_false_removal_warning(tmp_path, caplog):
+    """Issue 34 QA (K9): ``.lock`` as a folder warned "removing unreadable lock file" (it was
+    not removed), then failed on the write; now one error naming it as a folder."""
+    from gs_bench.store import LockedError, RunLock
+
+    (tmp_path / ".lock").mkdir()
+    with pytest.raises(LockedError, match=r"\.lock is a folder, not a gs-bench lock file"):
+        RunLock(tmp_path).acquire()
+    assert "removing" not in caplog.text
+    assert (tmp_path / ".lock").is_dir()

@@ -113,3 +113,10 @@ def test_two_processes_needing_one_member_train_it_once(tmp_path):
     results = sorted(o.split() for o, _ in outs)
     assert [r[1] for r in results] == ["0", "1"]  # one trained, one loaded
     assert results[0][0] == results[1][0] == "4" and results[0][2] == results[1][2]
+
+
+def test_a_checkpoint_path_that_is_a_folder_is_named_as_a_folder(tmp_path):
+    """Issue 34 QA (S9): a folder was reported as "no checkpoint at PATH"."""
+    (tmp_path / "d.pt").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"d\.pt is a folder, not a checkpoint file"):
+        load_checkpoint(tmp_path / "d.pt")

@@ -140,6 +140,9 @@ class RunLock:
                 return  # released meanwhile
             if info and not self.is_stale(info):
                 raise self._locked(info)
+            if self.path.is_dir():
+                raise LockedError(f"{self.path} is a folder, not a gs-bench lock file: remove it, "
+                                  "or use another --out")
             if not info:  # written by an older gs-bench that died between create and write
                 log.warning("removing unreadable lock file %s", self.path)
             else:
@@ -310,6 +313,10 @@ class ResultsStore:
             return None
         except OSError as exc:
             if exc.errno in (errno.ENOENT,):
+                return None
+            if exc.errno == errno.EISDIR:  # a folder named like a record: not ours to move
+                log.warning("skipped %s: a folder, not a record file; left in place", path)
+                self.skipped.append((path, "a folder, not a record file"))
                 return None
             raise
         return rec

@@ -89,6 +89,8 @@ def load_checkpoint(path: str | os.PathLike, safe_globals: Iterable[Any] = ()) -
     it (torch's own message advises ``weights_only=False``, which would run the file's code).
     """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder, not a checkpoint file")
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path}")
     return safe_torch_load(path, safe_globals, what="checkpoint")
