@@ -154,38 +154,52 @@ def test_a_local_install_line_names_folders_and_extras_that_exist(where, line, r
         assert extras <= set(declared), f"{where}: {req}: no extra {sorted(extras - set(declared))}"
 
 
-@pytest.fixture(scope="module")
-def dry_run_python(tmp_path_factory):
+@pytest.fixture
+def fresh_python(tmp_path):
+    """A new, empty environment per line: a line must work on its own, as written."""
     try:
-        return wheelenv.fresh_env(tmp_path_factory.mktemp("dry-run") / "env")
+        return wheelenv.fresh_env(tmp_path / "env")
     except (RuntimeError, subprocess.CalledProcessError) as exc:
-        pytest.skip(f"uv is needed to resolve the install lines: {exc}")
+        pytest.skip(f"uv is needed to install the lines: {exc}")
+
+
+def _module_of(folder: str) -> str:
+    """The import name of a gs distribution folder (``packages/gs-data`` -> ``gs_data``)."""
+    name = tomllib.loads((ROOT / folder / "pyproject.toml").read_text())["project"]["name"]
+    return name.replace("-", "_")
 
 
 @pytest.mark.parametrize(("where", "line", "reqs"), LOCAL, ids=[w for w, _, _ in LOCAL])
-def test_a_local_install_line_resolves(where, line, reqs, dry_run_python):
-    args = []
+def test_a_local_install_line_installs_and_imports(where, line, reqs, fresh_python):
+    args, modules = [], []
     for req, _ in reqs:
         if _is_local(req):
             folder, extras = _split_extras(req)
             args.append(str((ROOT / folder).resolve()) + (f"[{','.join(sorted(extras))}]" if extras else ""))
+            modules.append(_module_of(folder))
         else:
             args.append(req)
-    cmd = [wheelenv.uv_executable(), "pip", "install", "--dry-run", "--offline",
-           "--python", str(dry_run_python), "-c", str(wheelenv.CONSTRAINTS), *args]
+    uv = wheelenv.uv_executable()
+    cmd = [uv, "pip", "install", "--offline", "--python", str(fresh_python), "-c", str(wheelenv.CONSTRAINTS), *args]
     env = dict(os.environ)
     if "UV_FIND_LINKS" not in env and env.get("PIP_FIND_LINKS"):  # pip's local wheels, for uv too
         env["UV_FIND_LINKS"] = env["PIP_FIND_LINKS"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
-    if done.returncode == 0:
-        return
-    err = done.stderr
-    missing = set(re.findall(r"\b([A-Za-z0-9][A-Za-z0-9._-]*) was not found in the cache", err))
-    # offline, a registry package that uv never cached is reported this way instead
-    missing |= set(re.findall(r"\b([A-Za-z0-9][A-Za-z0-9._-]*)==\S+ needs to be downloaded from a registry", err))
-    gs_missing = {m for m in missing if m.replace("_", "-").lower() in GS_DISTS}
-    assert not gs_missing, (f"{where}: `{line.strip()}` needs {sorted(gs_missing)} from an index, "
-                            "where it is not (install the sibling folders in the same command)")
-    if missing:
-        pytest.skip(f"{where}: {sorted(missing)} not in uv's cache on this machine (offline check)")
-    pytest.fail(f"{where}: `{line.strip()}` does not resolve:\n{err}")
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
+    if done.returncode != 0:
+        err = done.stderr
+        missing = set(re.findall(r"\b([A-Za-z0-9][A-Za-z0-9._-]*) was not found in the cache", err))
+        # offline, a registry package that uv never cached is reported this way instead
+        missing |= set(re.findall(r"\b([A-Za-z0-9][A-Za-z0-9._-]*)==\S+ needs to be downloaded from a registry", err))
+        gs_missing = {m for m in missing if m.replace("_", "-").lower() in GS_DISTS}
+        assert not gs_missing, (f"{where}: `{line.strip()}` needs {sorted(gs_missing)} from an index, "
+                                "where it is not (install the sibling folders in the same command)")
+        if missing:
+            pytest.skip(f"{where}: {sorted(missing)} not in uv's cache on this machine (offline check)")
+        pytest.fail(f"{where}: `{line.strip()}` does not install:\n{err}")
+    check = subprocess.run([uv, "pip", "check", "--python", str(fresh_python)], capture_output=True,
+                           text=True, timeout=300, env=env)
+    assert check.returncode == 0, f"{where}: after `{line.strip()}`: {check.stdout}{check.stderr}"
+    code = "; ".join(f"import {m}" for m in dict.fromkeys(modules))
+    imported = subprocess.run([str(fresh_python), "-c", code], capture_output=True, text=True, timeout=600,
+                              cwd=fresh_python.parent)
+    assert imported.returncode == 0, f"{where}: after `{line.strip()}`, `{code}` fails:\n{imported.stderr[-2000:]}"
