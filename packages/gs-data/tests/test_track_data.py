@@ -377,8 +377,9 @@ def test_cached_event_count_and_the_builders_requests(tmp_path):
 
 # ---------------------------------------------------------------------------------- shared cache
 RACE_CHILD = r"""
-import hashlib, os, sys, time
+import hashlib, logging, os, sys, time
 import numpy as np
+logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")  # build lines on stderr
 sys.path.insert(0, sys.argv[1])  # this tests folder: synthetic_event
 from test_track_data import synthetic_event
 import gs_data.track._sim as sim
@@ -441,6 +442,10 @@ def test_two_processes_asking_for_one_track_sample_build_it_once(tmp_path):
     assert indices == list(range(n)), f"events simulated more than once: {indices}"
     assert len(set(lines[0::2])) == 1, "one process built the sample, the other read it"
     assert outs[0][0] == outs[1][0] and outs[0][0].split()[0] == str(n)
+    # the log lines that docs/qa/issue-34-workers.md counts in the job logs: one build, one pack
+    logged = "".join(err for _, err in outs)
+    assert logged.count("generate: building the Track sample") == 1, logged[-3000:]
+    assert logged.count("generate: packed the Track sample") == 1, logged[-3000:]
     folder = sample_dir("bkg", 10, 4, root, TrackSimConfig())
     assert sorted(p.name for p in folder.glob("pack-*.npz")) == [f"pack-{n}.npz"]
     assert not list((folder / "events").glob("*"))

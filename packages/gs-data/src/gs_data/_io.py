@@ -209,6 +209,7 @@ def build_once(
         hit, value = cached(warn=True)
         if hit:
             return value  # type: ignore[return-value]
+        logger.info("building the %s %s", what, path)  # one line per build: builds can be counted
         value = build()
         try:
             save(path, value)

@@ -466,6 +466,9 @@ def generate_conformers(
             hits = []
             jobs = _read_cached(Path(cdir), jobs, config, hits)
             _collect(hits)
+            if jobs:  # one line per build, so that builds can be counted in the job logs
+                logger.info("building the conformer cache %s: embedding %d of %d molecule(s)",
+                            cdir, len(jobs), n)
         if progress is None:
             progress = len(jobs) >= _AUTO_MIN_PROGRESS and bool(getattr(sys.stderr, "isatty", lambda: False)())
         if progress and jobs:

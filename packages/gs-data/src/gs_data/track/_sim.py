@@ -57,6 +57,7 @@ def ensure_init_file(process: str, config: TrackSimConfig, init_dir: str | Path)
     with entry_lock(path, "PYTHIA initialisation file"):  # computed once (issue 34)
         if path.exists():
             return path
+        logger.info("building the PYTHIA initialisation file %s", path)
         with atomic_path(path) as tmp:  # PYTHIA creates the file (umask applies)
             builder = pythia8mc.Pythia("", False)
             for s in pythia_settings(process, config):

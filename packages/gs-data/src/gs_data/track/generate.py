@@ -307,6 +307,10 @@ def _simulate(tasks, plans, seed, cache_root, config, n_workers, callback, done,
             )
     for proc in sorted({"bkg"} | {p["process"] for p in plans if p["missing"]}):
         ensure_init_file(proc, config, cache_root)
+    for p in plans:  # one line per sample built, so that builds can be counted in the job logs
+        if p["missing"]:
+            logger.info("building the Track sample %s: simulating %d of its %d events",
+                        p["folder"], len(p["missing"]), p["n"])
     logger.info("simulating %d Track events with %d workers", len(tasks), n_workers)
     if n_workers == 1:
         _worker_init(config.to_dict(), str(cache_root))
@@ -357,6 +361,7 @@ def _finish(plan: dict, keep_event_files: bool) -> TrackEvents:
                 events.append({k: z[k] for k in z.files})
     result = TrackEvents.from_event_dicts(events, meta=plan["meta"])
     result.save(folder / f"pack-{n}.npz")
+    logger.info("packed the Track sample %s (%d events)", folder / f"pack-{n}.npz", n)
     if not keep_event_files:
         for i in range(have, n):
             _event_path(folder, i).unlink(missing_ok=True)
