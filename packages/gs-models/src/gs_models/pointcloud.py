@@ -155,7 +155,8 @@ class _SplitLinear(nn.Module):
         b = F.linear(h_b, w[:, c : 2 * c])
         r = _repeat_count(idx_b, b.size(0))
         if r:  # idx_b = [0]*r + [1]*r + ...: a broadcast add, whose backward is a sum, not a scatter
-            return out.view(-1, r, out.size(1)).add_(b.unsqueeze(1)).view(out.shape)
+            # (out of place: an in-place op on a view makes autograd copy the whole gradient)
+            return (out.view(-1, r, out.size(1)) + b.unsqueeze(1)).view(out.shape)
         return out.add_(b.index_select(0, idx_b))
 
 
@@ -394,10 +395,10 @@ class EGNNLayer(nn.Module):
                  edge_channels: int = 0, norm: str | None = None) -> None:
         super().__init__()
         self.edge_in = _SplitLinear(channels, 1, channels if edge_channels else 0, channels)
-        # in place: the split linear's and the linear's outputs are not kept by their backward,
-        # so the activations overwrite them instead of allocating two more (E, H) tensors
-        self.phi_e_rest = nn.Sequential(make_activation(activation, inplace=True),
-                                        nn.Linear(channels, channels),
+        # the second activation in place (the linear's output is not kept by its backward); not
+        # the first: its input may be a view (the broadcast path), and an in-place op on a view
+        # makes autograd copy the whole (E, H) gradient in the backward
+        self.phi_e_rest = nn.Sequential(make_activation(activation), nn.Linear(channels, channels),
                                         make_activation(activation, inplace=True))
         self.phi_h = _mlp([2 * channels, channels, channels], activation)
         self.norm = make_norm(norm, channels)
