@@ -465,3 +465,26 @@ def test_keep_freed_memory_applies_once_and_honours_the_opt_out(monkeypatch):
     if sys.platform.startswith("linux") and "glibc" in " ".join(__import__("platform").libc_ver()):
         assert first is True
     assert rt.keep_freed_memory() is first  # once per process: the second call changes nothing
+
+
+def test_the_backbones_dropout_keeps_each_entry_with_probability_1_minus_p_scaled():
+    """``_dropout`` is inverted dropout as ``F.dropout``: entries 0 or h / (1 - p), kept at rate
+    1 - p (binomial 5-sigma band over 400,000 entries), the identity in eval mode, and gradients
+    flow through the kept entries only."""
+    from gs_models.pointcloud import _dropout
+
+    torch.manual_seed(0)
+    h = torch.rand(4000, 100) + 0.5
+    for p in (0.2, 0.5):
+        out = _dropout(h, p, True)
+        kept = out != 0
+        torch.testing.assert_close(out[kept], h[kept] / (1 - p))
+        rate, n = kept.float().mean().item(), h.numel()
+        assert abs(rate - (1 - p)) < 5 * ((p * (1 - p)) / n) ** 0.5
+    assert _dropout(h, 0.2, False) is h
+    assert _dropout(h, 0.0, True) is h
+    assert not _dropout(h, 1.0, True).any()
+    x = h.clone().requires_grad_(True)
+    out = _dropout(x, 0.3, True)
+    out.sum().backward()
+    torch.testing.assert_close(x.grad, (out != 0).float() / 0.7)

@@ -173,6 +173,18 @@ def _repeat_count(index: Tensor, size: int) -> int:
     return r if bool((first == expect).all()) else 0
 
 
+def _dropout(h: Tensor, p: float, training: bool) -> Tensor:
+    """Inverted dropout, as ``F.dropout``: each entry kept with probability ``1 - p`` and scaled
+    by ``1 / (1 - p)``. The mask comes from ``rand_like(h) >= p``: on a CPU about twice as fast
+    as the ``bernoulli_`` draw of ``F.dropout`` (6 % of a Track training step), with the same
+    distribution but another random stream."""
+    if not training or p == 0.0:
+        return h
+    if p >= 1.0:
+        return h * 0.0
+    return h * ((torch.rand_like(h) >= p).to(h.dtype) * (1.0 / (1.0 - p)))
+
+
 def _sum_at(values: Tensor, index: Tensor, size: int) -> Tensor:
     """``out[n] = sum of values[e] with index[e] == n`` by ``index_add_`` (its backward is an
     ``index_select``, cheaper than the ``gather`` of a broadcast ``scatter_add``)."""
@@ -342,7 +354,7 @@ class PointCloudBackbone(nn.Module):
         for layer in self.layers:
             out = layer(h, pos, edge_index, geom, self.edge_encoder, ew)
             h = h + out if self.config.residual and h.shape == out.shape else out
-            h = F.dropout(h, self.config.dropout, self.training)
+            h = _dropout(h, self.config.dropout, self.training)
         return h
 
     def forward(
@@ -464,7 +476,7 @@ class EGNN(PointCloudBackbone):
         for layer in self.layers:
             out, pos = layer.forward_with_pos(h, pos, edge_index, geom, self.edge_encoder, ew)
             h = h + out if self.config.residual else out
-            h = F.dropout(h, self.config.dropout, self.training)
+            h = _dropout(h, self.config.dropout, self.training)
         return h
 
 
