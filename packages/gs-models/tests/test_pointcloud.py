@@ -384,3 +384,107 @@ def test_egnn_sums_messages_at_the_source_of_each_knn_edge_as_the_gess_code():
     h2 = model.point_embeddings(torch.tensor([1, 2, 0, 3]), pos)
     torch.testing.assert_close(h[3], h2[3])
     assert not torch.allclose(h[:3], h2[:3])
+
+
+# ------------------------------------------------------- issue 29: the cheaper edge linear layer
+def test_repeat_count_recognises_only_a_knn_centre_index():
+    from gs_models.pointcloud import _repeat_count
+
+    assert _repeat_count(torch.arange(4).repeat_interleave(3), 4) == 3
+    assert _repeat_count(torch.arange(4).repeat_interleave(3).int(), 4) == 3
+    assert _repeat_count(torch.arange(4).repeat(3), 4) == 0  # the right counts, another order
+    assert _repeat_count(torch.tensor([0, 0, 1, 1, 1, 2]), 3) == 0  # unequal counts
+    assert _repeat_count(torch.arange(4).repeat_interleave(3), 5) == 0  # a point without edges
+    assert _repeat_count(torch.zeros(0, dtype=torch.long), 4) == 0
+
+
+def test_split_linear_broadcast_and_gather_paths_give_the_same_values_and_gradients():
+    """A kNN graph whose clouds all have k points takes the broadcast path (each centre's k
+    edges consecutive); the same edges in another order take the gather path. Both must be
+    the naive ``Linear(cat[h_j, h_i, d2, enc(e)])`` and give the same gradients."""
+    from gs_models.pointcloud import _repeat_count, _SplitLinear
+
+    torch.manual_seed(0)
+    x, pos, batch, ei = _clouds_with_graph(sizes=(9, 7), k=3)
+    assert _repeat_count(ei[1], pos.size(0)) == 3
+    perm = torch.randperm(ei.size(1))
+    lin, enc = _SplitLinear(8, 1, 8, 8).double(), torch.nn.Linear(4, 8).double()
+    h = torch.randn(pos.size(0), 8, dtype=torch.float64, requires_grad=True)
+    geom = edge_geometry(pos.double(), ei)
+    d2 = geom[:, :1] ** 2
+    outs, grads = [], []
+    for order in (torch.arange(ei.size(1)), perm):
+        j, i = ei[0][order], ei[1][order]
+        out = lin(h, h, j, i, d2[order], geom[order], enc)
+        naive = _naive_linear(lin.weight, lin.bias, [h[j], h[i], d2[order], enc(geom[order])])
+        torch.testing.assert_close(out, naive)
+        lin.zero_grad(), enc.zero_grad()
+        h.grad = None
+        back = out[torch.argsort(order)]  # the edges in the graph's order
+        (back.tanh() * torch.linspace(-1, 1, back.numel(), dtype=back.dtype).view_as(back)).sum().backward()
+        outs.append(back)
+        grads.append([h.grad.clone(), lin.weight.grad.clone(), lin.bias.grad.clone(), enc.weight.grad.clone()])
+    assert _repeat_count(ei[1][perm], pos.size(0)) == 0
+    torch.testing.assert_close(outs[0], outs[1])
+    for a, b in zip(grads[0], grads[1], strict=True):
+        torch.testing.assert_close(a, b)
+
+
+def test_egnn_on_clouds_smaller_than_k_takes_the_gather_path_and_matches_the_naive_layer():
+    """A cloud with fewer points than k gives its points fewer edges: the centre index is not
+    regular, and the layer must still be GeSS's ``E_GCL_mask``."""
+    from gs_models.pointcloud import _repeat_count
+
+    torch.manual_seed(0)
+    model = build_model("gess-egnn", 1, 2, hidden_channels=8, k=4).double().eval()
+    x, pos, batch, ei = _clouds_with_graph(sizes=(9, 2), k=4)
+    assert _repeat_count(ei[1], pos.size(0)) == 0
+    layer, enc = model.layers[0], model.edge_encoder
+    h = torch.randn(pos.size(0), 8, dtype=torch.float64)
+    row, col = ei
+    geom = edge_geometry(pos, ei)
+    radial = ((pos[row] - pos[col]) ** 2).sum(-1, keepdim=True)
+    m = layer.phi_e_rest(_naive_linear(layer.edge_in.weight, layer.edge_in.bias,
+                                       [h[row], h[col], radial, enc(geom)]))
+    agg = torch.zeros_like(h).index_add_(0, row, m)
+    want = layer.act(layer.norm(layer.phi_h(torch.cat([h, agg], -1))))
+    torch.testing.assert_close(layer(h, pos, ei, geom, enc), want)
+
+
+def test_keep_freed_memory_applies_once_and_honours_the_opt_out(monkeypatch):
+    import gs_models.runtime as rt
+
+    monkeypatch.setattr(rt, "_done", None)
+    monkeypatch.setenv("GS_KEEP_FREED_MEMORY", "0")
+    assert rt.keep_freed_memory() is False
+    monkeypatch.setattr(rt, "_done", None)
+    monkeypatch.delenv("GS_KEEP_FREED_MEMORY")
+    first = rt.keep_freed_memory()
+    import sys
+
+    if sys.platform.startswith("linux") and "glibc" in " ".join(__import__("platform").libc_ver()):
+        assert first is True
+    assert rt.keep_freed_memory() is first  # once per process: the second call changes nothing
+
+
+def test_the_backbones_dropout_keeps_each_entry_with_probability_1_minus_p_scaled():
+    """``_dropout`` is inverted dropout as ``F.dropout``: entries 0 or h / (1 - p), kept at rate
+    1 - p (binomial 5-sigma band over 400,000 entries), the identity in eval mode, and gradients
+    flow through the kept entries only."""
+    from gs_models.pointcloud import _dropout
+
+    torch.manual_seed(0)
+    h = torch.rand(4000, 100) + 0.5
+    for p in (0.2, 0.5):
+        out = _dropout(h, p, True)
+        kept = out != 0
+        torch.testing.assert_close(out[kept], h[kept] / (1 - p))
+        rate, n = kept.float().mean().item(), h.numel()
+        assert abs(rate - (1 - p)) < 5 * ((p * (1 - p)) / n) ** 0.5
+    assert _dropout(h, 0.2, False) is h
+    assert _dropout(h, 0.0, True) is h
+    assert not _dropout(h, 1.0, True).any()
+    x = h.clone().requires_grad_(True)
+    out = _dropout(x, 0.3, True)
+    out.sum().backward()
+    torch.testing.assert_close(x.grad, (out != 0).float() / 0.7)

@@ -257,6 +257,11 @@ def run_one(
             import torch
 
             torch.set_num_threads(threads)
+            from gs_models import keep_freed_memory
+
+            # freed activations stay in the heap for the next step instead of being unmapped
+            # and page-faulted again (gs_models.runtime; GS_KEEP_FREED_MEMORY=0 turns it off)
+            keep_freed_memory()
             from gs_algos.device import resolve_device
 
             used = str(resolve_device(device, "--device"))

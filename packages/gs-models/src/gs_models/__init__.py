@@ -27,6 +27,7 @@ _LAZY: dict[str, str] = {
     "PointCloudConfig": "configs",
     "TrainingDefaults": "configs",
     "knn_graph": "knn",
+    "keep_freed_memory": "runtime",
     "NodeGNN": "node",
     "DGCNN": "pointcloud",
     "EGNN": "pointcloud",
@@ -107,6 +108,7 @@ if TYPE_CHECKING:  # the names for type checkers and IDEs
         training_defaults,
         unregister_model,
     )
+    from gs_models.runtime import keep_freed_memory
     from gs_models.sampling import (
         TorchNeighborSampler,
         has_native_sampler,
@@ -156,6 +158,7 @@ __all__ = [
     "build_model",
     "greedy_coloring",
     "has_native_sampler",
+    "keep_freed_memory",
     "knn_graph",
     "log_certainty_budget",
     "loopy_belief_propagation",

@@ -19,8 +19,9 @@ __all__ = ["NodeGNN", "make_activation", "make_norm"]
 SPARSE_FEATURE_DENSITY = 0.05
 
 
-def make_activation(name: str) -> nn.Module:
-    """Activation module by name (one of :data:`gs_models.configs.ACTIVATIONS`)."""
+def make_activation(name: str, *, inplace: bool = False) -> nn.Module:
+    """Activation module by name (one of :data:`gs_models.configs.ACTIVATIONS`); ``inplace``
+    overwrites its input where the activation has that option (ReLU, ELU, leaky ReLU, SiLU)."""
     table = {
         "relu": nn.ReLU,
         "gelu": nn.GELU,
@@ -32,6 +33,8 @@ def make_activation(name: str) -> nn.Module:
     }
     if name not in table:
         raise ValueError(f"activation={name!r} is not accepted; choose one of {sorted(table)}")
+    if inplace and name in ("relu", "elu", "leaky_relu", "silu"):
+        return table[name](inplace=True)
     return table[name]()
 
 

@@ -143,12 +143,46 @@ class _SplitLinear(nn.Module):
             cols.append(geom)
             mats.append(w_e @ encoder.weight)
             bias = bias + w_e @ encoder.bias
+        gathered = F.linear(h_a, w[:, :c]).index_select(0, idx_a)
         if cols:
-            out = torch.addmm(bias, torch.cat(cols, dim=-1), torch.cat(mats, dim=-1).t())
+            # the (in, out) matrix contiguous, not a transposed view: its gradient is then
+            # taken as cols^T @ grad, which MKL computes ~8x faster than the (grad^T @ cols)^T
+            # that autograd takes for a transposed view when cols has a handful of columns
+            out = torch.addmm(bias, torch.cat(cols, dim=-1), torch.cat(mats, dim=-1).t().contiguous())
+            out = out.add_(gathered)  # in place: addmm's backward does not keep its output
         else:
-            out = bias.expand(idx_a.numel(), -1)
-        out = out + F.linear(h_a, w[:, :c]).index_select(0, idx_a)
-        return out + F.linear(h_b, w[:, c : 2 * c]).index_select(0, idx_b)
+            out = gathered + bias
+        b = F.linear(h_b, w[:, c : 2 * c])
+        r = _repeat_count(idx_b, b.size(0))
+        if r:  # idx_b = [0]*r + [1]*r + ...: a broadcast add, whose backward is a sum, not a scatter
+            # (out of place: an in-place op on a view makes autograd copy the whole gradient)
+            return (out.view(-1, r, out.size(1)) + b.unsqueeze(1)).view(out.shape)
+        return out.add_(b.index_select(0, idx_b))
+
+
+def _repeat_count(index: Tensor, size: int) -> int:
+    """``r`` if ``index`` is ``arange(size).repeat_interleave(r)`` (each of the ``size``
+    points the centre of ``r`` consecutive edges, as in a kNN graph of clouds that all have
+    at least ``k`` points), else 0."""
+    n = index.numel()
+    if size == 0 or n == 0 or n % size:
+        return 0
+    r = n // size
+    first = index.view(size, r)
+    expect = torch.arange(size, device=index.device, dtype=index.dtype).unsqueeze(1)
+    return r if bool((first == expect).all()) else 0
+
+
+def _dropout(h: Tensor, p: float, training: bool) -> Tensor:
+    """Inverted dropout, as ``F.dropout``: each entry kept with probability ``1 - p`` and scaled
+    by ``1 / (1 - p)``. The mask comes from ``rand_like(h) >= p``: on a CPU about twice as fast
+    as the ``bernoulli_`` draw of ``F.dropout`` (6 % of a Track training step), with the same
+    distribution but another random stream."""
+    if not training or p == 0.0:
+        return h
+    if p >= 1.0:
+        return h * 0.0
+    return h * ((torch.rand_like(h) >= p).to(h.dtype) * (1.0 / (1.0 - p)))
 
 
 def _sum_at(values: Tensor, index: Tensor, size: int) -> Tensor:
@@ -320,7 +354,7 @@ class PointCloudBackbone(nn.Module):
         for layer in self.layers:
             out = layer(h, pos, edge_index, geom, self.edge_encoder, ew)
             h = h + out if self.config.residual and h.shape == out.shape else out
-            h = F.dropout(h, self.config.dropout, self.training)
+            h = _dropout(h, self.config.dropout, self.training)
         return h
 
     def forward(
@@ -373,8 +407,11 @@ class EGNNLayer(nn.Module):
                  edge_channels: int = 0, norm: str | None = None) -> None:
         super().__init__()
         self.edge_in = _SplitLinear(channels, 1, channels if edge_channels else 0, channels)
+        # the second activation in place (the linear's output is not kept by its backward); not
+        # the first: its input may be a view (the broadcast path), and an in-place op on a view
+        # makes autograd copy the whole (E, H) gradient in the backward
         self.phi_e_rest = nn.Sequential(make_activation(activation), nn.Linear(channels, channels),
-                                        make_activation(activation))
+                                        make_activation(activation, inplace=True))
         self.phi_h = _mlp([2 * channels, channels, channels], activation)
         self.norm = make_norm(norm, channels)
         self.act = make_activation(activation)
@@ -439,7 +476,7 @@ class EGNN(PointCloudBackbone):
         for layer in self.layers:
             out, pos = layer.forward_with_pos(h, pos, edge_index, geom, self.edge_encoder, ew)
             h = h + out if self.config.residual else out
-            h = F.dropout(h, self.config.dropout, self.training)
+            h = _dropout(h, self.config.dropout, self.training)
         return h
 
 
