@@ -277,8 +277,10 @@ def test_dry_run_lists_problems_on_stdout_and_stops(capsys, tmp_path):
     out, err = capsys.readouterr()
     assert code == 2
     assert "[construction] dataset=molecular-fidelity, algorithm=dir (1 job)" in out
+    # the suite file has no [profiles.demo]: the plan line says so (issue 34 QA)
     assert err.strip().splitlines() == [
-        "gs-bench: cannot start: gess (demo): 2 jobs planned; 1 fail by construction, 0 lack data "
+        f"gs-bench: cannot start: gess (demo: {path} has no [profiles.demo], so its [grid] and "
+        "[settings] as written): 2 jobs planned; 1 fail by construction, 0 lack data "
         "on this machine; nothing started (problems listed above)"]
     assert not (tmp_path / "o").exists()  # nothing started, nothing written
     # a real run stops the same way, before any job
