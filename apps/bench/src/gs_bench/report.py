@@ -331,7 +331,9 @@ def data_kinds(records: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, l
             seen[name] = (kind, what, [])
         if job.get("suite") not in seen[name][2]:
             seen[name][2].append(job.get("suite"))
-    return [(name, kind, what, suites) for name, (kind, what, suites) in seen.items()]
+    # sorted: the records come in job-key order, and the keys change with package versions
+    # (on torch 2.11 the demo's header listed the suites in another order than on 2.13)
+    return [(name, kind, what, sorted(suites, key=str)) for name, (kind, what, suites) in sorted(seen.items())]
 
 
 def _data_lines(data: list[tuple[str, str, str, list[str]]]) -> list[str]:
