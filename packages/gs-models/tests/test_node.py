@@ -222,18 +222,31 @@ def _bag_of_words(n: int, f: int, seed: int) -> torch.Tensor:
 
 @pytest.mark.parametrize(
     "name",
-    ["structural-shifts-base", "structural-shifts-mod", "gcn", "mlp", "edgewise-gat", "lebed-gcn", "lebed-mlp"],
+    [
+        "structural-shifts-base", "structural-shifts-mod", "gcn", "mlp", "edgewise-gat",
+        "lebed-gcn", "lebed-mlp", "lebed-sage", "lebed-gin", "sage", "gin",
+        ("sage", {"sage_aggr": "sum"}), ("sage", {"hidden_channels": 512}),
+        ("gin", {"hidden_channels": 512, "gin_train_eps": True}), ("sage", {"head": "conv"}),
+        ("sage", {"sage_aggr": "max"}),  # not linear: PyG's own path
+    ],
 )
 def test_fast_path_equals_plain_pyg_path(name):
-    """Sparse-CSR features and the precomputed GCN adjacency give the same function and
-    the same gradients as PyG's edge_index path (self-loops and duplicate edges included)."""
+    """Sparse-CSR features and the precomputed adjacency (GCN's normalised one; SAGE's mean or
+    sum and GIN's sum, with the first linear map before or after the aggregation) give the
+    same function and the same gradients as PyG's edge_index path (self-loops, duplicate edges
+    and nodes without in-edges included)."""
+    name, kwargs = (name, {}) if isinstance(name, str) else name
     n, f = 300, 400
     x = _bag_of_words(n, f, 0)
     g = torch.Generator().manual_seed(1)
-    ei = torch.randint(0, n, (2, 1500), generator=g)
+    ei = torch.randint(0, n - 5, (2, 1500), generator=g)  # the last 5 nodes get no in-edges
     ei = torch.cat([ei, ei.flip(0), torch.tensor([[3, 5, 5], [3, 5, 7]])], 1)  # loops, duplicate
     torch.manual_seed(0)
-    model = build_model(name, f, 4)
+    model = build_model(name, f, 4, **kwargs)
+    if kwargs.get("gin_train_eps"):
+        with torch.no_grad():
+            for layer in model.layers:
+                layer.eps.fill_(0.3)  # a non-zero epsilon must enter both paths alike
     outs = {}
     for fast in (True, False):
         model.fast_path = fast
@@ -243,7 +256,14 @@ def test_fast_path_equals_plain_pyg_path(name):
         logits.square().sum().backward()
         grads = [p.grad.clone() for p in model.parameters() if p.grad is not None]
         outs[fast] = (emb.detach(), logits.detach(), grads)
-    assert model._x_cache is not None  # the fast path was taken for features
+    # the fast paths were taken: sparse features unless the first layer widens them (then
+    # SAGE / GIN aggregate before their linear map), the prepared adjacency for GCN/SAGE/GIN
+    sparse = kwargs.get("hidden_channels", 0) <= f and kwargs.get("sage_aggr") != "max"
+    assert (model._x_cache is not None) == sparse
+    linear_aggr = model.config.model in ("gcn", "gin") or (
+        model.config.model == "sage" and model.config.sage_aggr != "max"
+    )
+    assert (model._adj_cache is not None) == linear_aggr
     torch.testing.assert_close(outs[True][0], outs[False][0], rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(outs[True][1], outs[False][1], rtol=1e-5, atol=1e-5)
     assert len(outs[True][2]) == len(outs[False][2])

@@ -95,8 +95,9 @@ def _input_dropout(x, p: float, training: bool):
 
 
 class _GCNAdjacency:
-    """A normalised, transposed GCN adjacency (sparse CSR) prepared by :class:`NodeGNN`, and
-    its transpose for the backward pass."""
+    """A weighted, transposed adjacency (sparse CSR, row = target) prepared by
+    :class:`NodeGNN`, and its transpose for the backward pass: GCN's normalised
+    ``D^-1/2 (A + I) D^-1/2``, SAGE-mean's ``D_in^-1 A``, or the plain ``A`` of SAGE-sum and GIN."""
 
     __slots__ = ("adj_t", "adj")
 
@@ -147,6 +148,59 @@ def _linear(lin: nn.Module, h: Tensor | _CSRFeatures) -> Tensor:
         return lin(h)
     out = _CSRLinear.apply(lin.weight, h.x, h.xt)
     return out + lin.bias if lin.bias is not None else out
+
+
+def _matmul_t(h: Tensor | _CSRFeatures, weight: Tensor) -> Tensor:
+    """``h @ weight.T`` (no bias) for a dense ``h`` or prepared sparse features."""
+    if isinstance(h, _CSRFeatures):
+        return _CSRLinear.apply(weight, h.x, h.xt)
+    return F.linear(h, weight)
+
+
+def _dense(h: Tensor | _CSRFeatures) -> Tensor:
+    return h.x.to_dense() if isinstance(h, _CSRFeatures) else h
+
+
+def _first_linear_shape(layer: nn.Module) -> tuple[int, int]:
+    """``(out, in)`` of the linear map that SAGE / GIN apply to the aggregated features."""
+    lin = layer.nn[0] if isinstance(layer, GINConv) else layer.lin_l
+    return int(lin.weight.shape[0]), int(lin.weight.shape[1])
+
+
+def _sage_csr(layer: SAGEConv, h: Tensor | _CSRFeatures, graph: _GCNAdjacency) -> Tensor:
+    r""":class:`~torch_geometric.nn.SAGEConv` (mean or sum aggregation, root weight, no
+    projection or normalisation) on a prepared adjacency:
+    :math:`x_i' = W_1 x_i + W_2 \cdot \mathrm{agg}_{j \in N(i)} x_j + b` (Hamilton et al.
+    2017, eq. 1 of PyG's docs). The aggregation is linear, so when the layer narrows the
+    features ``W_2`` acts first and only ``out`` columns are propagated; one product with
+    ``[W_2; W_1]`` serves both maps."""
+    w_agg, w_root = layer.lin_l.weight, layer.lin_r.weight
+    out_ch, in_ch = w_agg.shape
+    if in_ch > out_ch:
+        both = _matmul_t(h, torch.cat([w_agg, w_root], 0))
+        out = _CSRPropagate.apply(both[:, :out_ch], graph.adj_t, graph.adj) + both[:, out_ch:]
+    else:
+        x = _dense(h)
+        out = F.linear(_CSRPropagate.apply(x, graph.adj_t, graph.adj), w_agg) + F.linear(x, w_root)
+    return out + layer.lin_l.bias if layer.lin_l.bias is not None else out
+
+
+def _gin_csr(layer: GINConv, h: Tensor | _CSRFeatures, graph: _GCNAdjacency) -> Tensor:
+    r""":class:`~torch_geometric.nn.GINConv` on a prepared adjacency:
+    :math:`x_i' = h_\Theta\big((1 + \epsilon) x_i + \sum_{j \in N(i)} x_j\big)` (Xu et al.
+    2019, eq. 4.1). The first linear map of :math:`h_\Theta` distributes over the sum, so when
+    it narrows the features it acts first: ``(1 + eps) W x_i + sum_j W x_j + b``."""
+    first, rest = layer.nn[0], layer.nn[1:]
+    scale = 1 + layer.eps
+    out_ch, in_ch = first.weight.shape
+    if in_ch > out_ch:
+        p = _matmul_t(h, first.weight)
+        z = _CSRPropagate.apply(p, graph.adj_t, graph.adj) + scale * p
+        z = z + first.bias if first.bias is not None else z
+    else:
+        x = _dense(h)
+        z = first(_CSRPropagate.apply(x, graph.adj_t, graph.adj) + scale * x)
+    return rest(z)
 
 
 class NodeGNN(nn.Module):
@@ -224,8 +278,19 @@ class NodeGNN(nn.Module):
         # identity and version of the input tensors, so an unchanged graph is converted once.
         self.fast_path = True
         # (input dropout then acts on the stored non-zeros only: a dropped zero stays zero)
-        self._sparse_first = cfg.pre_linear or cfg.model in ("gcn", "mlp", "gat")
-        self._adjacency_ok = cfg.model == "gcn"
+        # SAGE (mean or sum) and GIN aggregate linearly, so their first linear map may act
+        # before the aggregation (project, then propagate: fewer columns to move) and their
+        # aggregation is one SpMM with a fixed weighted adjacency, like GCN's.
+        self._adjacency_ok = cfg.model in ("gcn", "gin") or (
+            cfg.model == "sage" and cfg.sage_aggr in ("mean", "sum")
+        )
+        projects_first = (
+            self._adjacency_ok
+            and cfg.model != "gcn"
+            and len(self.layers) > 0
+            and _first_linear_shape(self.layers[0])[1] > _first_linear_shape(self.layers[0])[0]
+        )
+        self._sparse_first = cfg.pre_linear or cfg.model in ("gcn", "mlp", "gat") or projects_first
         self._x_cache: tuple | None = None
         self._adj_cache: tuple | None = None
         self.reset_parameters()
@@ -266,22 +331,34 @@ class NodeGNN(nn.Module):
         return out
 
     def _fast_graph(self, edge_index: Tensor, num_nodes: int) -> Tensor | _GCNAdjacency:
-        """GCN only: the normalised adjacency as a sparse CSR matrix, computed once per graph.
+        """GCN, SAGE (mean / sum) and GIN: the aggregation as a sparse CSR matrix, computed once
+        per graph.
 
-        ``D^-1/2 (A + I) D^-1/2`` exactly as :class:`torch_geometric.nn.GCNConv` builds it from
-        ``edge_index`` (:func:`~torch_geometric.nn.conv.gcn_conv.gcn_norm`, remaining
-        self-loops, source-to-target flow), stored transposed (row = target) so that every
-        layer propagates with one sparse-dense product.
+        GCN: ``D^-1/2 (A + I) D^-1/2`` exactly as :class:`torch_geometric.nn.GCNConv` builds it
+        from ``edge_index`` (:func:`~torch_geometric.nn.conv.gcn_conv.gcn_norm`, remaining
+        self-loops, source-to-target flow). SAGE mean: ``1 / in-degree`` per edge (duplicates
+        count, no self-loops added: PyG's mean aggregation); SAGE sum and GIN: weight 1.
+        Stored transposed (row = target) so that every layer propagates with one sparse-dense
+        product.
         """
         if not (self.fast_path and self._adjacency_ok) or edge_index.numel() == 0:
             return edge_index
-        dtype = self.layers[0].lin.weight.dtype if len(self.layers) else torch.float32
+        dtype = next(self.parameters()).dtype
         key = (*self._key(edge_index), num_nodes, dtype)
         if self._hit(self._adj_cache, key):
             return self._adj_cache[1]
-        from torch_geometric.nn.conv.gcn_conv import gcn_norm
+        if self.config.model == "gcn":
+            from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
-        ei, weight = gcn_norm(edge_index.long(), None, num_nodes, False, True, "source_to_target", dtype)
+            ei, weight = gcn_norm(
+                edge_index.long(), None, num_nodes, False, True, "source_to_target", dtype
+            )
+        else:
+            ei = edge_index.long()
+            weight = torch.ones(ei.size(1), dtype=dtype, device=ei.device)
+            if self.config.model == "sage" and self.config.sage_aggr == "mean":
+                deg = torch.bincount(ei[1], minlength=num_nodes).to(dtype)
+                weight = weight / deg[ei[1]]
         row, col = ei[1], ei[0]  # transposed: row = target
         order = torch.argsort(row * num_nodes + col)
         crow = torch.zeros(num_nodes + 1, dtype=torch.long, device=row.device)
@@ -304,6 +381,10 @@ class NodeGNN(nn.Module):
         return out
 
     def _conv(self, layer: nn.Module, h: Tensor, graph: Tensor | _GCNAdjacency) -> Tensor:
+        if isinstance(graph, _GCNAdjacency) and isinstance(layer, SAGEConv):
+            return _sage_csr(layer, h, graph)
+        if isinstance(graph, _GCNAdjacency) and isinstance(layer, GINConv):
+            return _gin_csr(layer, h, graph)
         if isinstance(graph, _GCNAdjacency):
             # GCNConv.forward with the normalisation done once: lin, propagate, bias
             # == layer.propagate(graph.adj_t, ...): GCNConv's message_and_aggregate is a sum SpMM
