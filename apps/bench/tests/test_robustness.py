@@ -567,3 +567,59 @@ def test_a_suite_path_that_is_a_directory_says_so(tmp_path, capsys):
                      "--out", str(tmp_path / "o"), "--dry-run"]) == 2
         err = capsys.readouterr().err
         assert "is a directory, not a suite .toml file" in err and "does not exist" not in err
+
+
+def test_a_refused_ray_connection_names_the_token_when_this_machine_has_one(toy, tmp_path, capsys,
+                                                                           monkeypatch):
+    """Ray >= 2.59 turns token authentication on for clusters that ``ray start`` makes; a client
+    without ``RAY_AUTH_MODE=token`` is refused with a bare ConnectionError (found running the
+    issue-34 Ray runs). The one line says what to export. Ray itself is a stand-in module."""
+    import socket as _socket
+    import types
+
+    fake = types.ModuleType("ray")
+    fake.is_initialized = lambda: False
+    fake.init = lambda **kw: (_ for _ in ()).throw(
+        ConnectionError("Failed to connect to Ray cluster at the address"))
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    (tmp_path / "home" / ".ray").mkdir(parents=True)
+    (tmp_path / "home" / ".ray" / "auth_token").write_text("secret")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
+    with _socket.socket() as server:  # something listens there, so the reachability check passes
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        address = "127.0.0.1:%d" % server.getsockname()[1]
+        code = main(["run", str(toy(n=(1,))), "--out", str(tmp_path / "out"), "--no-progress",
+                     "--executor", "ray", "--address", address])
+    err = [line for line in capsys.readouterr().err.strip().splitlines()
+           if line.startswith("gs-bench:")]  # (the plan line comes first)
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"gs-bench: cannot connect to the Ray cluster at {address}")
+    assert "export RAY_AUTH_MODE=token" in err[0]
+
+    from gs_bench.executors import _auth_hint
+
+    home = str(tmp_path / "home")
+    assert "RAY_AUTH_MODE=token" in _auth_hint({}, home)
+    assert _auth_hint({"RAY_AUTH_MODE": "token"}, home) == ""
+    assert _auth_hint({"RAY_AUTH_TOKEN": "abc"}, home) == ""
+    assert _auth_hint({}, str(tmp_path / "elsewhere")) == ""  # no token here: no hint
+
+
+def test_a_node_that_cannot_import_gs_bench_is_named_in_one_line():
+    """The workers of a cluster run the environment ``ray start`` ran in: a node check that
+    cannot unpickle ``gs_bench`` there says so (it printed only Ray's
+    ``RayTaskError(RaySystemError): ray::_probe() (pid=..)``)."""
+    from gs_bench.executors import _probe_failure
+
+    class RayTaskError(Exception):
+        pass
+
+    exc = RayTaskError("ray::_probe() (pid=16405, ip=192.0.2.2)\nSystem error: No module named "
+                       "'gs_bench'\ntraceback: Traceback (most recent call last): ...")
+    msg = _probe_failure(exc)
+    assert "\n" not in msg and "cannot import 'gs_bench'" in msg and "ray start" in msg
+    other = _probe_failure(RayTaskError("ray::_probe() failed\nmore"))
+    assert other == "the node check failed: RayTaskError: ray::_probe() failed"

@@ -524,6 +524,39 @@ def _check_feasible(demands: set[tuple[float, float]], nodes: list[dict[str, Any
             )
 
 
+def _probe_failure(exc: BaseException) -> str:
+    """One line for a node check that raised: a worker that cannot import our packages (the
+    usual cause: the nodes run the Python environment ``ray start`` was started from, not the
+    driver's) is named as such; anything else gives its first line."""
+    import re
+
+    text = str(exc)
+    missing = re.search(r"No module named '([^']+)'", text)
+    if missing:
+        return (
+            f"the node check failed: a Ray worker cannot import {missing.group(1)!r}. Ray's "
+            "workers run in the Python environment that `ray start` was started from, not in "
+            "this one: install gs-bench there on every node (or set PYTHONPATH before `ray "
+            "start`); see docs/cluster.md"
+        )
+    return f"the node check failed: {type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def _auth_hint(env: Mapping[str, str] | None = None, home: str | None = None) -> str:
+    """A hint for a refused connection when this machine holds a Ray token but the client does
+    not use it: Ray >= 2.59 turns token authentication on for clusters that ``ray start`` makes,
+    and a client sends the token (``~/.ray/auth_token``) only with ``RAY_AUTH_MODE=token``."""
+    env = os.environ if env is None else env
+    if env.get("RAY_AUTH_MODE", "").lower() == "token" or env.get("RAY_AUTH_TOKEN"):
+        return ""
+    token = os.path.join(home if home is not None else os.path.expanduser("~"), ".ray", "auth_token")
+    if not os.path.isfile(token):
+        return ""
+    return ("; this machine has a Ray token (~/.ray/auth_token) but RAY_AUTH_MODE is not 'token' "
+            "here: a cluster started by `ray start` (Ray >= 2.59) refuses clients without it, so "
+            "export RAY_AUTH_MODE=token")
+
+
 def _check_nodes(ray, nodes, check, marker, env) -> bool:
     """One probe task per node; raise :class:`ClusterCheckError` naming every node that cannot
     run the suite. Returns whether every node sees the output folder."""
@@ -545,8 +578,7 @@ def _check_nodes(ray, nodes, check, marker, env) -> bool:
             "able to import gs_bench?"
         ) from None
     except ray.exceptions.RayError as exc:
-        raise ClusterCheckError(f"the node check failed: {type(exc).__name__}: "
-                                f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+        raise ClusterCheckError(_probe_failure(exc)) from None
     problems = []
     for node, res in zip(nodes, results, strict=True):
         where = _node_label(node, res)
@@ -635,7 +667,8 @@ def _execute_ray(todo, runner, store, workers, address, finish, *, device, threa
             except (ConnectionError, TimeoutError) as exc:
                 raise ClusterCheckError(
                     f"cannot connect to the Ray cluster at {address}: {type(exc).__name__}: "
-                    f"{' '.join(str(exc).split())[:200]}; see docs/cluster.md") from None
+                    f"{' '.join(str(exc).split())[:200]}{_auth_hint()}; see docs/cluster.md"
+                ) from None
         else:
             # "local": always a new local instance, as documented (docs/cluster.md). Without
             # an address Ray would look for a running instance (RAY_ADDRESS, then any local
