@@ -43,3 +43,11 @@ def test_every_public_name_resolves_and_is_listed():
     assert gs_algos.fit_graph is fit_graph
     with pytest.raises(AttributeError, match="module 'gs_algos' has no attribute 'fit_everything'"):
         gs_algos.fit_everything  # noqa: B018
+
+
+def test_the_names_module_loads_without_torch():
+    """gs_algos.names (methods, aliases, robustness variants, protocols) is what the CLI, the
+    suite checks and the reports read at module top: it must not import torch."""
+    mods = _modules_after("import gs_algos.names as n; n.canonical_method('se'); n.builtin_method_names('graph')")
+    assert "gs_algos.names" in mods
+    assert "torch" not in mods and "numba" not in mods
