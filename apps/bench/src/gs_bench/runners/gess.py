@@ -356,7 +356,7 @@ def _fingerprint(name: str, s: dict[str, Any]) -> str:
 
 
 def _data_file(name: str, settings: dict[str, Any]) -> Path | None:
-    from gs_data.geometric import _data_file as data_file
+    from gs_data.geometric import data_file
 
     case = DATASETS[name]
     root = settings.get("qmof_root") if case.family == "qmof" else settings.get("drugood_root")
@@ -395,7 +395,7 @@ def data_problem(name: str, settings: dict[str, Any]) -> str | None:
         return why
     # track: every sample in the event cache, or the simulator to make the missing ones
     from gs_data.track import cached_event_count
-    from gs_data.track._deps import INSTALL_HINT, simulation_available
+    from gs_data.track.deps import INSTALL_HINT, simulation_available
 
     seed = int(settings.get("track_seed", 0))
     missing = [f"{p}@PU{pu} ({cached_event_count(p, pu, seed, settings.get('track_cache_dir'))}/{n} cached)"

@@ -671,6 +671,6 @@ def _mixup_layers(model: nn.Module) -> nn.ModuleList:
 
 def _linear_any(lin: nn.Module, h) -> Tensor:
     """``lin(h)`` for dense ``h`` or gs-models' prepared sparse features."""
-    from gs_models.node import _linear
+    from gs_models.node import apply_linear
 
-    return _linear(lin, h)
+    return apply_linear(lin, h)
