@@ -15,6 +15,11 @@
   read from ``shared_datasets`` (``GS_SHARED_DATA``), which this does not touch. Every
   package's tests get this, since nox runs each package's tests from the repository root
   (this file is the rootdir's conftest). ``isolated_cache_root()`` says where it is.
+* ``modules_after``: the modules a fresh Python process has loaded after running some code
+  (the lazy-import and light-module tests of every package ask it what an import pulled in).
+* ``mutual_information_reference``: the Dirichlet's mutual information (total minus expected
+  entropy) computed with mpmath at 60 digits, the independent reference of gs-metrics'
+  ``dirichlet_uncertainty`` and gs-algos' tensor version (skips where mpmath is absent).
 * One core per pytest-xdist worker: with at least as many workers as cores, each worker and
   every process it starts (CLI runs, gs-bench job workers, Ray nodes) keeps to a core of its
   own (``_one_core_per_xdist_worker``).
@@ -194,3 +199,35 @@ def _no_network():
     yield
     socket.socket.connect = _real_connect
     socket.socket.connect_ex = _real_connect_ex
+
+
+def _modules_after(code: str) -> set[str]:
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys\nprint(' '.join(sorted(sys.modules)))"],
+        capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    return set(out.split())
+
+
+@pytest.fixture(scope="session")
+def modules_after():
+    """``modules_after(code) -> set of module names`` loaded by a fresh interpreter that ran ``code``."""
+    return _modules_after
+
+
+def _mutual_information_mpmath(alpha) -> float:
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(60):
+        a = [mpmath.mpf(float(x)) for x in alpha]
+        a0 = mpmath.fsum(a)
+        total = -mpmath.fsum(x / a0 * mpmath.log(x / a0) for x in a)
+        data = mpmath.fsum(x / a0 * (mpmath.digamma(a0 + 1) - mpmath.digamma(x + 1)) for x in a)
+        return float(total - data)
+
+
+@pytest.fixture(scope="session")
+def mutual_information_reference():
+    """``f(alpha) -> float``: total minus expected entropy of Dirichlet(``alpha``), 60 digits (mpmath)."""
+    return _mutual_information_mpmath

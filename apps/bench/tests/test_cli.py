@@ -103,7 +103,7 @@ def test_an_optional_package_missing_later_is_one_line_with_the_command(
     def fails(*args, **kwargs):
         try:
             __import__(module)
-        except ImportError as exc:  # as a library wraps it (gs_data.track._deps.require)
+        except ImportError as exc:  # as a library wraps it (gs_data.track.deps.require)
             raise ImportError(f"this needs {module}") from exc
 
     monkeypatch.setitem(__import__("sys").modules, module, None)

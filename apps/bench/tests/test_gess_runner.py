@@ -231,7 +231,7 @@ def test_gess_full_profile_is_the_paper_grid_and_only_lacks_data(tmp_path, monke
     monkeypatch.setenv("GS_DATA_ROOT", str(tmp_path / "empty"))
     monkeypatch.setenv("GS_CACHE_DIR", str(tmp_path / "empty-cache"))
     # as on a machine without PYTHIA 8 + ACTS (with them, Track events can be simulated)
-    monkeypatch.setattr("gs_data.track._deps.simulation_available", lambda: False)
+    monkeypatch.setattr("gs_data.track.deps.simulation_available", lambda: False)
     pre = _preflight("gess", "full")
     # 10 shift cases x 3 backbones x 11 algorithms x 3 seeds, less the fidelity exclusions
     # (2 QMOF cases x {dir, lri, mixup} x 3 backbones x 3 seeds)
@@ -346,7 +346,7 @@ def test_track_data_problem_goes_away_when_the_cache_holds_the_events(track_cach
     settings = {"track_sizes": "tiny", "track_cache_dir": str(root)}
     assert gess.data_problem("track-pileup-pu50", settings) is None
     assert gess.data_problem("track-signal-zp10", settings) is None
-    monkeypatch.setattr("gs_data.track._deps.simulation_available", lambda: False)
+    monkeypatch.setattr("gs_data.track.deps.simulation_available", lambda: False)
     why = gess.data_problem("track-pileup-pu90", settings)  # PU90 was never cached
     assert why is not None and "bkg@PU90 (0/14 cached)" in why and "pip install 'pythia8mc>=8.317.2,<8.318'" in why
 

@@ -489,7 +489,7 @@ def test_a_full_disk_at_start_names_the_path_and_says_nothing_was_lost(toy, tmp_
     import contextlib
     import errno
 
-    import gs_data._io
+    import gs_data
 
     out = tmp_path / "out"
     assert main(["run", str(toy(n=(1,))), "--out", str(out), "--no-progress"]) == 0
@@ -503,7 +503,7 @@ def test_a_full_disk_at_start_names_the_path_and_says_nothing_was_lost(toy, tmp_
     def full_disk(path, mode="wb", encoding=None):
         yield Full()
 
-    monkeypatch.setattr(gs_data._io, "atomic_write", full_disk)
+    monkeypatch.setattr(gs_data, "atomic_write", full_disk)
     capsys.readouterr()
     assert main(["run", str(toy(n=(1, 2))), "--out", str(out), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -54,7 +54,7 @@ def main() -> None:
     import gs_data
     from gs_algos.lebed import LeBedConfig, lebed_score, pretrain
     from gs_models import build_model
-    from gs_models.registry import _lebed
+    from gs_models import preset
 
     repo = Path(__file__).resolve().parents[3]
     with tempfile.TemporaryDirectory() as tmp:
@@ -67,7 +67,7 @@ def main() -> None:
         t = time.perf_counter()
         pretrain(new, graphs.train, graphs.valid, num_classes=graphs.num_classes)  # authors' protocol
         print(f"pre-training: {time.perf_counter() - t:.1f} s wall", flush=True)
-        old = base_node.NodeGNN(width, graphs.num_classes, _lebed(args.model))
+        old = base_node.NodeGNN(width, graphs.num_classes, preset(f"lebed-{args.model}"))
         old.load_state_dict(new.state_dict())
         old_cfg = base_lebed.LeBedConfig(max_steps=500, min_steps=5, epsilon=0.03, lr=1e-3, weight_decay=5e-4)
         rows = {"base": [], "this": []}

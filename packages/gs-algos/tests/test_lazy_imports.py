@@ -4,18 +4,7 @@ training configuration) do not pay for PyTorch Geometric, whose import (~5 s, mo
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
-
-
-def _modules_after(code: str) -> set[str]:
-    out = subprocess.run(
-        [sys.executable, "-c", f"{code}\nimport sys\nprint(' '.join(sorted(sys.modules)))"],
-        capture_output=True, text=True, check=True, timeout=300,
-    ).stdout
-    return set(out.split())
 
 
 @pytest.mark.parametrize(("code", "engine"), [
@@ -25,8 +14,8 @@ def _modules_after(code: str) -> set[str]:
     ("import gs_algos.engine", True),
     ("from gs_algos.node_methods import available_node_methods, node_method; node_method('gpn')", True),
 ])
-def test_devices_the_config_and_the_engine_load_without_torch_geometric(code, engine):
-    mods = _modules_after(code)
+def test_devices_the_config_and_the_engine_load_without_torch_geometric(code, engine, modules_after):
+    mods = modules_after(code)
     assert "gs_algos.device" in mods
     assert "torch_geometric" not in mods and "gs_models.sampling" not in mods
     assert ("gs_algos.engine" in mods) == engine
@@ -43,3 +32,11 @@ def test_every_public_name_resolves_and_is_listed():
     assert gs_algos.fit_graph is fit_graph
     with pytest.raises(AttributeError, match="module 'gs_algos' has no attribute 'fit_everything'"):
         gs_algos.fit_everything  # noqa: B018
+
+
+def test_the_names_module_loads_without_torch(modules_after):
+    """gs_algos.names (methods, aliases, robustness variants, protocols) is what the CLI, the
+    suite checks and the reports read at module top: it must not import torch."""
+    mods = modules_after("import gs_algos.names as n; n.canonical_method('se'); n.builtin_method_names('graph')")
+    assert "gs_algos.names" in mods
+    assert "torch" not in mods and "numba" not in mods

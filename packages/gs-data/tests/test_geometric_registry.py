@@ -137,7 +137,7 @@ def test_load_track_through_the_registry(tmp_path):
     """Real simulation of a tiny Track-Pileup (PU10 source, PU50 target) when PYTHIA 8 +
     ACTS are installed; the dataset carries point-level signal labels."""
     from gs_data.track import TrackPileupSizes
-    from gs_data.track._deps import simulation_available
+    from gs_data.track.deps import simulation_available
 
     if not simulation_available():
         pytest.skip("PYTHIA 8 + ACTS not installed (the track extra: pip install './packages/gs-data[track]')")

@@ -23,7 +23,7 @@ def _track_extra() -> list[str]:
 
 def test_the_track_hint_installs_the_extras_packages_with_its_ranges():
     from gs_data import geometric
-    from gs_data.track._deps import INSTALL_HINT
+    from gs_data.track.deps import INSTALL_HINT
 
     for req in _track_extra():
         spec = req.split(";")[0].strip()

@@ -245,7 +245,7 @@ def test_import_and_loaders_work_without_pythia_and_acts(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     lines = out.stdout.strip().splitlines()
     assert len([x for x in lines if x.startswith("IMPORTERROR")]) == 2, out.stdout + out.stderr
-    from gs_data.track._deps import INSTALL_HINT
+    from gs_data.track.deps import INSTALL_HINT
 
     assert all(INSTALL_HINT in x for x in lines if x.startswith("IMPORTERROR"))
     assert lines[-1] == "[]"

@@ -212,7 +212,7 @@ def main() -> None:
     if args.json:
         # gs-models has no atomic-write helper of its own (it writes no files); this script
         # borrows gs-data's, the layer below (docs/architecture.md, "One of each")
-        from gs_data._io import atomic_write
+        from gs_data import atomic_write
 
         with atomic_write(args.json, "w", encoding="utf-8") as fh:
             json.dump(res, fh, indent=2)

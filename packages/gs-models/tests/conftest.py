@@ -82,3 +82,25 @@ def backward_ops():
         return out
 
     return names
+
+
+def _eval_loss_before_and_after(model, opt, loss_fn, steps: int) -> tuple[float, float]:
+    model.eval()
+    with torch.no_grad():
+        before = float(loss_fn())
+    for _ in range(steps):
+        model.train()
+        opt.zero_grad()
+        loss_fn().backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        after = float(loss_fn())
+    return before, after
+
+
+@pytest.fixture
+def train_steps():
+    """``train_steps(model, opt, loss_fn, steps) -> (before, after)``: the eval-mode loss before
+    and after ``steps`` training steps (the model is left in eval mode)."""
+    return _eval_loss_before_and_after

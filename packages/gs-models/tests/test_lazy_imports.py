@@ -4,22 +4,11 @@ presets and the registry's names do not pay for PyTorch Geometric (~5 s, mostly
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 
-def _modules_after(code: str) -> set[str]:
-    out = subprocess.run(
-        [sys.executable, "-c", f"{code}\nimport sys\nprint(' '.join(sorted(sys.modules)))"],
-        capture_output=True, text=True, check=True, timeout=300,
-    ).stdout
-    return set(out.split())
-
-
-def test_presets_configs_and_names_load_without_torch_geometric():
-    mods = _modules_after(
+def test_presets_configs_and_names_load_without_torch_geometric(modules_after):
+    mods = modules_after(
         "import gs_models\n"
         "gs_models.preset('structural-shifts-base'); gs_models.training_defaults('gess-egnn')\n"
         "assert 'egnn' in gs_models.available_models(); gs_models.NodeGNNConfig()"

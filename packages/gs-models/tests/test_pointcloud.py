@@ -109,7 +109,7 @@ def test_backbones_invariant_to_point_permutations(name, seed, sizes):
 
 
 @pytest.mark.parametrize("name", ["gess-egnn", "gess-dgcnn", "gess-pointtransformer"])
-def test_backbone_trains(name, tiny_clouds):
+def test_backbone_trains(name, tiny_clouds, train_steps):
     x, pos, batch, y = tiny_clouds
     torch.manual_seed(0)
     model = build_model(name, 1, 2)
@@ -118,19 +118,9 @@ def test_backbone_trains(name, tiny_clouds):
     def loss_fn():
         return F.cross_entropy(model(x, pos, batch)[1], y)
 
-    model.eval()
-    with torch.no_grad():
-        before = float(loss_fn())
     # 100 steps: the head's batch norm (GeSS's classifier) needs its running statistics to
     # settle before the eval-mode loss follows the train-mode one on 8 clouds
-    for _ in range(100):
-        model.train()
-        opt.zero_grad()
-        loss_fn().backward()
-        opt.step()
-    model.eval()
-    with torch.no_grad():
-        after = float(loss_fn())
+    before, after = train_steps(model, opt, loss_fn, 100)
     assert after < 0.7 * before, (before, after)
 
 

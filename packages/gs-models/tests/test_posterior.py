@@ -217,7 +217,7 @@ def test_gpn_rejects_a_graph_encoder():
         "structural-shifts-natpn-latent-head",
     ],
 )
-def test_posterior_modules_train(name, tiny_graph):
+def test_posterior_modules_train(name, tiny_graph, train_steps):
     x, ei, y, mask = tiny_graph
     torch.manual_seed(0)
     model = build_model(name, x.size(1), 2)
@@ -228,17 +228,8 @@ def test_posterior_modules_train(name, tiny_graph):
     def loss_fn():
         return uce_loss(model(x, ei)[1][mask], y[mask])
 
-    model.eval()
+    before, after = train_steps(model, opt, loss_fn, 40)
     with torch.no_grad():
-        before = float(loss_fn())
-    for _ in range(40):
-        model.train()
-        opt.zero_grad()
-        loss_fn().backward()
-        opt.step()
-    model.eval()
-    with torch.no_grad():
-        after = float(loss_fn())
         alpha = model(x, ei)[1]
     assert after < 0.8 * before, (before, after)
     assert bool((alpha > 0).all()) and alpha.shape == (x.size(0), 2)

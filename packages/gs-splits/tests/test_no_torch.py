@@ -71,3 +71,13 @@ def test_isolated_environment_has_no_torch():
         pytest.skip("only applies inside the isolated nox session 'tests-gs_splits' (GS_NOX_SESSION unset here)")
     names = {_norm(d.metadata["Name"]) for d in md.distributions()}
     assert "torch" not in names and "torch-geometric" not in names
+
+
+def test_the_package_and_its_names_load_without_numba():
+    """``import gs_splits`` resolves its names on first use, and gs_splits.names (domain scopes,
+    paper sizes and strategies, parts, information levels) imports only the standard library:
+    a CLI or a suite check reads them without compiling numba kernels."""
+    code = ("import sys, gs_splits, gs_splits.names as n; gs_splits.DOMAIN_SCOPES; n.PAPER_SIZES\n"
+            "print(sorted({'numba', 'torch', 'scipy'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

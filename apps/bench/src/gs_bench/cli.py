@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from gs_algos.names import DEFAULT_ROBUSTNESS_VARIANT, ROBUSTNESS_VARIANTS
 from gs_bench.__about__ import __version__
 from gs_bench.executors import DEFAULT_RETRIES, EXECUTORS
 from gs_bench.names import REPORT_FORMATS as FORMATS
@@ -85,7 +86,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seeds", type=int, metavar="N", help="number of seeds (overrides the profile)")
     run.add_argument("--split-source", choices=("seeded", "authors", "authors-where-published"), help="structural-shifts: 'authors' uses the authors' published 50:50 masks (<root>/structural-shifts/<name>/splits/<shift>.pth), 'seeded' gs-splits with split seed 0, 'authors-where-published' the authors' masks at 50:50 and gs-splits at the other ratios (default: the suite's setting)")
     run.add_argument("--robustness-framework", choices=("paper", "good"), help="structural-shifts: how DANN / CORAL / Mixup / EERM are trained, 'paper' (appendix F encoder, optimiser and checkpoint rule, as every other method; the default) or 'good' (GOOD's GCN 3 x 300 and GOODCora training: lr 1e-3, no weight decay, 100 epochs, best Valid-In accuracy)")
-    run.add_argument("--robustness-variant", choices=("good", "ours-v1"), help="structural-shifts: formulation of DANN / CORAL / Mixup / EERM, 'good' (the GOOD benchmark's code the paper used; the default) or 'ours-v1' (our earlier one, with domain bins over all nodes)")
+    run.add_argument("--robustness-variant", choices=ROBUSTNESS_VARIANTS, help=f"structural-shifts: formulation of DANN / CORAL / Mixup / EERM, 'good' (the GOOD benchmark's code the paper used) or 'ours-v1' (our earlier one, with domain bins over all nodes); default: the suite's setting, else {DEFAULT_ROBUSTNESS_VARIANT!r}")
     run.add_argument("--executor", default="local", choices=EXECUTORS, help="local worker processes (default) or a Ray cluster (docs/cluster.md)")
     run.add_argument("--address", help="Ray cluster address for --executor ray, e.g. HEAD:6379 or 'auto' (default: start a local Ray)")
     run.add_argument("--workers", type=int, default=1, metavar="N", help="parallel jobs, at most (default: 1); with Ray also on a cluster given by --address")

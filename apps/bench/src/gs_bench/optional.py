@@ -41,7 +41,7 @@ class MissingDependencyError(SuiteConfigError):
 def install_hint(module: str) -> str:
     """The command that installs ``module`` (a key of :data:`OPTIONAL`)."""
     if module in ("pythia8mc", "acts"):
-        from gs_data.track._deps import INSTALL_HINT  # the track extra's ranges, in one place
+        from gs_data.track.deps import INSTALL_HINT  # the track extra's ranges, in one place
 
         return INSTALL_HINT
     return OPTIONAL[module][1]

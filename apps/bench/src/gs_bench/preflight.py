@@ -10,7 +10,7 @@ Two kinds of problem are told apart, because they call for different fixes:
   downloaded, PYTHIA 8 + ACTS for Track events not in the cache). Fix the machine.
 
 A runner module may define ``problems(config, jobs) -> list[Problem]`` (jobs as planned by
-:func:`gs_bench.run.plan_jobs`). A :class:`~gs_bench.suites.DataMissingError` raised by a
+:func:`plan_jobs`). A :class:`~gs_bench.suites.DataMissingError` raised by a
 runner's ``validate`` becomes one ``data`` problem for all the suite's jobs; any other
 :class:`~gs_bench.suites.SuiteConfigError` (a construction error found while loading or
 validating) propagates, as before.
@@ -18,9 +18,14 @@ validating) propagates, as before.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from gs_bench.executors import environment
+from gs_bench.runners import load_runner
+from gs_bench.suites import DataMissingError, SuiteConfig, expand_jobs
 
 __all__ = ["KINDS", "Problem", "Preflight", "check_suite", "format_problems"]
 
@@ -110,16 +115,39 @@ def format_problems(problems: Sequence[Problem]) -> str:
     return "\n".join("  " + p.line() for p in order)
 
 
+def plan_jobs(
+    config: SuiteConfig, *, key_extra: dict[str, Any] | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Validate ``config`` (before any job starts) and expand it into job dicts. The returned
+    environment holds the data fingerprints too (``data_fingerprints``). ``key_extra``: see
+    :func:`gs_bench.suites.expand_jobs`."""
+    runner = load_runner(config.suite)
+    fingerprints = runner.validate(config)
+    env = environment()
+    env["data_fingerprints"] = dict(fingerprints or {})
+    seeds = config.seeds
+    max_runs = getattr(runner, "max_runs", None)
+    if max_runs is not None:  # some grid points run more often than `seeds` (e.g. GPN: 5)
+        config = config.with_overrides(seeds=max(config.seeds, max_runs(config.settings, config.seeds)))
+    jobs = expand_jobs(config, versions=env["versions"], fingerprints=fingerprints,
+                       key_extra=key_extra)
+    applicable = getattr(runner, "applicable", None)
+    if applicable is not None:  # grid points that make no sense (e.g. a domain shift of Cora)
+        jobs = [j for j in jobs if applicable(j.params, j.settings)]
+    runs = getattr(runner, "runs", None)
+    if runs is not None:  # methods with their own number of runs (e.g. one 5-member ensemble)
+        jobs = [j for j in jobs if j.seed < runs(j.params, j.settings, seeds)]
+    out = [j.as_dict() for j in jobs]
+    order = getattr(runner, "order_jobs", None)
+    if order is not None:  # e.g. single models before the ensembles that reuse them
+        out = order(out)
+    return out, env
+
+
 def check_suite(config, key_extra: dict[str, Any] | None = None) -> Preflight:
     """Plan ``config`` (a resolved :class:`~gs_bench.suites.SuiteConfig`) and list every
     problem that would make one of its jobs fail, without running anything. ``key_extra``:
     see :func:`gs_bench.suites.expand_jobs` (``gs-bench run --device-in-key``)."""
-    import itertools
-
-    from gs_bench.run import plan_jobs
-    from gs_bench.runners import load_runner
-    from gs_bench.suites import DataMissingError, expand_jobs
-
     out = Preflight(config.suite, config.profile_label)
     axes = list(config.grid)
     out.excluded = sum(config.excluded(dict(zip(axes, values, strict=True)))

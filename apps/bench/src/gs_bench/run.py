@@ -9,43 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from gs_bench.executors import DEFAULT_RETRIES, NodeCheck, environment, execute
+from gs_bench.preflight import check_suite, format_problems, plan_jobs
 from gs_bench.report import build_report
 from gs_bench.runners import RUNNERS, load_runner
 from gs_bench.store import ResultsStore, RunLock, atomic_write_text
-from gs_bench.suites import SuiteConfig, SuiteConfigError, expand_jobs, job_resources, load_suite
+from gs_bench.suites import SuiteConfig, SuiteConfigError, job_resources, load_suite
 
 __all__ = ["run_suite", "plan_jobs", "print_quarantine", "print_failures", "warn_other_settings",
            "print_skipped"]
 log = logging.getLogger(__name__)
-
-
-def plan_jobs(
-    config: SuiteConfig, *, key_extra: dict[str, Any] | None = None
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Validate ``config`` (before any job starts) and expand it into job dicts. The returned
-    environment holds the data fingerprints too (``data_fingerprints``). ``key_extra``: see
-    :func:`gs_bench.suites.expand_jobs`."""
-    runner = load_runner(config.suite)
-    fingerprints = runner.validate(config)
-    env = environment()
-    env["data_fingerprints"] = dict(fingerprints or {})
-    seeds = config.seeds
-    max_runs = getattr(runner, "max_runs", None)
-    if max_runs is not None:  # some grid points run more often than `seeds` (e.g. GPN: 5)
-        config = config.with_overrides(seeds=max(config.seeds, max_runs(config.settings, config.seeds)))
-    jobs = expand_jobs(config, versions=env["versions"], fingerprints=fingerprints,
-                       key_extra=key_extra)
-    applicable = getattr(runner, "applicable", None)
-    if applicable is not None:  # grid points that make no sense (e.g. a domain shift of Cora)
-        jobs = [j for j in jobs if applicable(j.params, j.settings)]
-    runs = getattr(runner, "runs", None)
-    if runs is not None:  # methods with their own number of runs (e.g. one 5-member ensemble)
-        jobs = [j for j in jobs if j.seed < runs(j.params, j.settings, seeds)]
-    out = [j.as_dict() for j in jobs]
-    order = getattr(runner, "order_jobs", None)
-    if order is not None:  # e.g. single models before the ensembles that reuse them
-        out = order(out)
-    return out, env
 
 
 def run_suite(
@@ -94,7 +66,6 @@ def run_suite(
         if short in axes and short not in config.grid:  # e.g. gess: --methods -> algorithm
             axes[axis] = axes.pop(short)
     config = config.with_overrides(seeds=seeds, axes=axes, settings=settings)
-    from gs_bench.preflight import check_suite, format_problems
 
     # every job that cannot succeed, before any starts
     pre = check_suite(config, key_extra={"device": device} if device_in_key else None)

@@ -49,13 +49,13 @@ QUARANTINE = "quarantine"
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically (temporary file in the same folder, then
-    rename) with gs-data's :func:`gs_data._io.atomic_write`, the helper gs-bench shares
+    rename) with gs-data's :func:`gs_data.atomic_write`, the helper gs-bench shares
     (docs/architecture.md, "One of each"; importing it imports neither torch nor numba).
 
     The file gets the permissions a plain ``open(path, "w")`` would give (``0o666`` minus the
     umask), not the ``0o600`` of :func:`tempfile.mkstemp`.
     """
-    from gs_data._io import atomic_write
+    from gs_data import atomic_write
 
     try:
         with atomic_write(path, "w", encoding="utf-8") as fh:
@@ -153,7 +153,7 @@ class RunLock:
             self.path.unlink(missing_ok=True)
 
     def acquire(self) -> None:
-        from gs_data._io import unique_temp_name
+        from gs_data import unique_temp_name
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
         me = {"host": socket.gethostname(), "pid": os.getpid(),

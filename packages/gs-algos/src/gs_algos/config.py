@@ -22,12 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 from gs_algos.device import check_device
+from gs_algos.names import STRUCTURAL_PROTOCOLS
 from gs_metrics import available_metrics, get_metric
 
 __all__ = ["GOOD_CORA_TRAINING", "STRUCTURAL_PROTOCOLS", "TrainConfig"]
 
-#: Named training protocols of :meth:`TrainConfig.structural_shifts`.
-STRUCTURAL_PROTOCOLS = ("authors", "early-stop")
+# STRUCTURAL_PROTOCOLS: the named training protocols of TrainConfig.structural_shifts, defined
+# in gs_algos.names (importable without torch) and re-exported here.
 #: GOOD's GOODCora/degree/covariate training per method: (Adam learning rate, epochs)
 GOOD_CORA_TRAINING = {"erm": (1e-3, 100), "dann": (1e-3, 100), "coral": (1e-3, 100),
                       "mixup": (1e-3, 100), "eerm": (5e-3, 50)}

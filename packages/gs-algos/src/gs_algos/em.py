@@ -38,6 +38,7 @@ from torch import Tensor
 from gs_algos.config import TrainConfig
 from gs_algos.device import check_device, data_to, module_device, resolve_device
 from gs_algos.engine import EpochInfo, FitResult, fit_node
+from gs_models.configs import STRUCTURED_VARIANTS
 
 __all__ = ["EMConfig", "EMResult", "fit_epfgnn", "fit_gmnn", "run_em_rounds"]
 
@@ -98,7 +99,7 @@ class EMConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"{name} must be an integer >= 0, got {v!r}")
-        if self.variant not in ("released", "ours-v1"):
+        if self.variant not in STRUCTURED_VARIANTS:
             raise ValueError(f"variant must be 'released' or 'ours-v1', got {self.variant!r}")
         for name in ("pretrain_patience", "m_patience", "em_patience"):
             v = getattr(self, name)

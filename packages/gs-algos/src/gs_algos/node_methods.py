@@ -68,7 +68,15 @@ from gs_algos.config import TrainConfig
 from gs_algos.device import resolve_device
 from gs_algos.engine import fit_node, predict_node, seeded
 from gs_algos.methods.base import Method
-from gs_algos.methods.robust import VARIANTS, check_variant
+from gs_algos.methods.robust import check_variant
+from gs_algos.names import (
+    ALIASES,
+    BUILTIN_METHODS,
+    DEFAULT_ROBUSTNESS_VARIANT,
+    ROBUSTNESS_METHODS,
+    ROBUSTNESS_VARIANTS,
+    canonical_method,
+)
 from gs_algos.uncertainty import (
     BayesianLoss,
     bayesian_combination,
@@ -464,14 +472,8 @@ def _robust(name: str, **kwargs: Any) -> Callable[[], Method]:
     return make
 
 
-#: The OOD-robustness methods of the paper, trained in the GOOD framework (section 4).
-ROBUSTNESS_METHODS = ("dann", "coral", "mixup", "eerm")
-#: Variants of :data:`ROBUSTNESS_METHODS` (one list, :data:`gs_algos.methods.robust.VARIANTS`);
-#: the structural-shifts route defaults to :data:`DEFAULT_ROBUSTNESS_VARIANT`.
-ROBUSTNESS_VARIANTS = VARIANTS
-#: The paper ran DANN, CORAL, EERM and Mixup "using the experimental framework from the
-#: GOOD benchmark" (section 4): GOOD's formulations (``variant="good"``) by default.
-DEFAULT_ROBUSTNESS_VARIANT = "good"
+# ROBUSTNESS_METHODS, ROBUSTNESS_VARIANTS and DEFAULT_ROBUSTNESS_VARIANT come from
+# gs_algos.names (the one definition, importable without torch) and stay importable here.
 
 
 def _robust_model(name: str, variant: str = DEFAULT_ROBUSTNESS_VARIANT) -> NodeMethod:
@@ -480,19 +482,25 @@ def _robust_model(name: str, variant: str = DEFAULT_ROBUSTNESS_VARIANT) -> NodeM
     return SingleModel(name, _robust(name, variant=variant), norm_updates=1)
 
 
-#: name -> factory ``(num_members) -> NodeMethod`` (``num_members`` is used by ensembles).
+def _robust_factory(name: str) -> Callable[..., NodeMethod]:
+    return lambda k, variant=DEFAULT_ROBUSTNESS_VARIANT: _robust_model(name, variant)
+
+
+#: how each kind of :data:`gs_algos.names.NODE_KINDS` builds a method: (name, family) -> factory
+_NODE_FACTORIES: dict[str, Callable[[str, str | None], Callable[..., NodeMethod]]] = {
+    "single": lambda name, family: lambda k: SingleModel(name, _robust(name)),
+    "robust": lambda name, family: _robust_factory(name),
+    "ensemble": lambda name, family: lambda k: DeepEnsemble(k),
+    "dirichlet": lambda name, family: lambda k: DirichletModel(name),
+    "dirichlet-ensemble": lambda name, family: lambda k: DirichletEnsemble(name, k, family=family),
+}
+
+#: name -> factory ``(num_members) -> NodeMethod`` (``num_members`` is used by ensembles),
+#: one per named node method of :data:`gs_algos.names.BUILTIN_METHODS`.
 #: The robustness methods' factories also take ``variant`` (see :func:`node_method`).
 NODE_METHODS: dict[str, Callable[..., NodeMethod]] = {
-    "erm": lambda k: SingleModel("erm", _robust("erm")),
-    "dann": lambda k, variant=DEFAULT_ROBUSTNESS_VARIANT: _robust_model("dann", variant),
-    "coral": lambda k, variant=DEFAULT_ROBUSTNESS_VARIANT: _robust_model("coral", variant),
-    "eerm": lambda k, variant=DEFAULT_ROBUSTNESS_VARIANT: _robust_model("eerm", variant),
-    "mixup": lambda k, variant=DEFAULT_ROBUSTNESS_VARIANT: _robust_model("mixup", variant),
-    "de": lambda k: DeepEnsemble(k),
-    "gpn": lambda k: DirichletModel("gpn"),
-    "natpn": lambda k: DirichletModel("natpn"),
-    "gpe": lambda k: DirichletEnsemble("gpe", k, family="gpn"),
-    "natpe": lambda k: DirichletEnsemble("natpe", k, family="natpn"),
+    name: _NODE_FACTORIES[m.node](name, m.family)
+    for name, m in BUILTIN_METHODS.items() if m.node is not None
 }
 #: the named methods shipped with gs-algos; :func:`gs_algos.register_method` adds more
 BUILTIN_NODE_METHODS = frozenset(NODE_METHODS)
@@ -511,9 +519,9 @@ def node_method(name: str, num_members: int = 5,
     ``"good"`` (default; the GOOD benchmark's code, which the paper used, section 4) or
     ``"ours-v1"`` (our earlier formulation); see :mod:`gs_algos.methods.robust` and
     :mod:`gs_algos.methods.eerm`. Other methods ignore it."""
-    key = {"se": "erm"}.get(name, name)
+    key = canonical_method(name)
     if key not in NODE_METHODS:
-        raise ValueError(f"unknown node method {name!r}; accepted: {sorted([*NODE_METHODS, 'se'])}")
+        raise ValueError(f"unknown node method {name!r}; accepted: {sorted([*NODE_METHODS, *ALIASES])}")
     check_variant(robustness_variant)
     if key in ROBUSTNESS_METHODS:
         return NODE_METHODS[key](num_members, variant=robustness_variant)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 
 from gs_algos.methods import METHODS, Method
+from gs_algos.names import ALIASES
 
 __all__ = ["available_methods", "register_method", "unregister_method"]
 
@@ -51,8 +52,9 @@ def register_method(name: str, method: type[Method], *, overwrite: bool = False)
     """
     from gs_algos.node_methods import NODE_METHODS, SingleModel
 
-    if not isinstance(name, str) or not _NAME.match(name) or name == "se":
-        raise ValueError(f"method name must match {_NAME.pattern} (and not be 'se'), got {name!r}")
+    if not isinstance(name, str) or not _NAME.match(name) or name in ALIASES:
+        raise ValueError(f"method name must match {_NAME.pattern} (and not be one of the aliases "
+                         f"{', '.join(repr(a) for a in ALIASES)}), got {name!r}")
     if not (isinstance(method, type) and issubclass(method, Method)):
         raise TypeError(f"method must be a subclass of gs_algos.Method, got {method!r}")
     if name in _BUILTIN_METHODS or name in _builtin_node_methods():

@@ -31,7 +31,10 @@ from gs_data._io import (
     ChecksumError,
     CorruptRawFileError,
     MissingRawFileError,
+    atomic_path,
+    atomic_write,
     data_root,
+    unique_temp_name,
 )
 from gs_data._readers import RawGraph
 from gs_data._registry import (
@@ -102,6 +105,9 @@ __all__ = [
     "GeometricSpec",
     "GEOMETRIC_DATASETS",
     "data_root",
+    "atomic_write",
+    "atomic_path",
+    "unique_temp_name",
     "fingerprint",
     "MissingRawFileError",
     "CorruptRawFileError",

@@ -34,6 +34,7 @@ from typing import Any
 
 __all__ = [
     "GeometricSpec",
+    "data_file",
     "GEOMETRIC_DATASETS",
     "GEOMETRIC_TASKS",
     "GEOMETRIC_METRICS",
@@ -244,7 +245,10 @@ def _root(spec: GeometricSpec, root: str | os.PathLike | None) -> Path:
     return data_root() / ("qmof" if spec.family == "qmof" else "drugood")
 
 
-def _data_file(spec: GeometricSpec, root: str | os.PathLike | None) -> Path | None:
+def data_file(spec: GeometricSpec, root: str | os.PathLike | None) -> Path | None:
+    """The one file a QMOF or DrugOOD-3D case is read from under ``root`` (``None`` for the
+    families that are not one file: Track, MoleculeACE, the molecular stand-in); gs-bench
+    fingerprints it. Whether it exists is not checked (:func:`missing_geometric_data` does)."""
     if spec.family == "qmof":
         from gs_data.materials.qmof import QMOF_CSV
 
@@ -266,7 +270,7 @@ def missing_geometric_data(name: str, *, root: str | os.PathLike | None = None,
     beyond a file-system check (MoleculeACE is located with ``importlib.util.find_spec``).
     """
     spec = geometric_spec(name)
-    path = _data_file(spec, root)
+    path = data_file(spec, root)
     if path is not None:
         return None if path.is_file() else f"{path} is missing: place {spec.data.split(' under ')[0]} there"
     if spec.family == "moleculeace":

@@ -12,7 +12,7 @@ from torch_geometric.nn import GATConv, GCNConv, GINConv, SAGEConv
 from gs_models._validation import check_edge_index, check_node_features, check_positive_int
 from gs_models.configs import NodeGNNConfig
 
-__all__ = ["NodeGNN", "make_activation", "make_norm"]
+__all__ = ["NodeGNN", "apply_linear", "make_activation", "make_norm"]
 
 #: Dense node features with at most this fraction of non-zeros are multiplied as a sparse
 #: CSR matrix by the first linear map (bag-of-words features are ~1-2% dense).
@@ -142,8 +142,9 @@ class _CSRLinear(torch.autograd.Function):
         return (ctx.xt @ grad.contiguous()).t(), None, None
 
 
-def _linear(lin: nn.Module, h: Tensor | _CSRFeatures) -> Tensor:
-    """``lin(h)`` for a dense ``h`` or prepared sparse features."""
+def apply_linear(lin: nn.Module, h: Tensor | _CSRFeatures) -> Tensor:
+    """``lin(h)`` for a dense ``h`` or the sparse features that :class:`NodeGNN` prepares for its
+    first layer (gs-algos' GOOD Mixup applies the layers one by one through it)."""
     if not isinstance(h, _CSRFeatures):
         return lin(h)
     out = _CSRLinear.apply(lin.weight, h.x, h.xt)
@@ -388,7 +389,7 @@ class NodeGNN(nn.Module):
         if isinstance(graph, _GCNAdjacency):
             # GCNConv.forward with the normalisation done once: lin, propagate, bias
             # == layer.propagate(graph.adj_t, ...): GCNConv's message_and_aggregate is a sum SpMM
-            out = _CSRPropagate.apply(_linear(layer.lin, h), graph.adj_t, graph.adj)
+            out = _CSRPropagate.apply(apply_linear(layer.lin, h), graph.adj_t, graph.adj)
             return out + layer.bias if layer.bias is not None else out
         return layer(h.x if isinstance(h, _CSRFeatures) else h, graph)
 
@@ -399,7 +400,7 @@ class NodeGNN(nn.Module):
                 module.reset_parameters()
 
     def _apply_layer(self, layer: nn.Module, h: Tensor, edge_index: Tensor) -> Tensor:
-        return _linear(layer, h) if self.config.model == "mlp" else self._conv(layer, h, edge_index)
+        return apply_linear(layer, h) if self.config.model == "mlp" else self._conv(layer, h, edge_index)
 
     def encode(self, x: Tensor, edge_index: Tensor) -> Tensor:
         """Embeddings ``(N, D)``: everything below the output head (no validation)."""
@@ -407,7 +408,7 @@ class NodeGNN(nn.Module):
         h = _input_dropout(x, cfg.input_dropout, self.training) if cfg.input_dropout > 0 else x
         pre_p = cfg.dropout if cfg.pre_dropout is None else cfg.pre_dropout
         if self.pre is not None:
-            h = self.act(_linear(self.pre, h))
+            h = self.act(apply_linear(self.pre, h))
             h = F.dropout(self.pre_norm(h) if self._act_first else h, pre_p, self.training)
         last = len(self.layers) - 1
         for i, (layer, norm) in enumerate(zip(self.layers, self.norms, strict=True)):

@@ -1,86 +1,95 @@
-"""gs-splits: structural and scientific distribution-shift splits (numpy + scipy + numba, no torch)."""
+"""gs-splits: structural and scientific distribution-shift splits (numpy + scipy + numba, no torch).
+
+The names below resolve on first use (PEP 562): ``import gs_splits`` and the fixed tables of
+:mod:`gs_splits.names` cost no numba import (seconds); the first split function used loads its
+module and the compiled kernels.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from gs_splits.__about__ import __version__
-from gs_splits.diagnostics import (
-    SplitStatistics,
-    distance_distribution,
-    split_statistics,
-    summarize_split,
-)
-from gs_splits.graph import CSRGraph, as_csr_graph
-from gs_splits.properties import (
-    approximate_betweenness,
-    clustering_coefficient,
-    core_number,
-    degree,
-    eigenvector_centrality,
-    pagerank,
-    personalized_pagerank,
-    triangles,
-)
-from gs_splits.scientific import (
-    INFO_LEVELS,
-    SCIENTIFIC_PARTS,
-    ScientificSplitConfig,
-    ordered_domain_split,
-    par_label_indices,
-    scientific_split,
-)
-from gs_splits.split import (
-    DOMAIN_SCOPES,
-    PAPER_SIZES,
-    STRUCTURAL_PARTS,
-    Split,
-    StructuralSplitConfig,
-    property_domains,
-    split_sizes,
-    structural_split,
-)
-from gs_splits.strategies import (
-    PAPER_STRATEGIES,
-    STRATEGIES,
-    SplitStrategy,
-    available_strategies,
-    get_strategy,
-    register_strategy,
-    unregister_strategy,
-)
 
-__all__ = [
-    "__version__",
-    "CSRGraph",
-    "as_csr_graph",
-    "pagerank",
-    "personalized_pagerank",
-    "clustering_coefficient",
-    "triangles",
-    "degree",
-    "core_number",
-    "eigenvector_centrality",
-    "approximate_betweenness",
-    "Split",
-    "StructuralSplitConfig",
-    "structural_split",
-    "split_sizes",
-    "property_domains",
-    "DOMAIN_SCOPES",
-    "PAPER_SIZES",
-    "STRUCTURAL_PARTS",
-    "STRATEGIES",
-    "PAPER_STRATEGIES",
-    "SplitStrategy",
-    "available_strategies",
-    "get_strategy",
-    "register_strategy",
-    "unregister_strategy",
-    "scientific_split",
-    "ordered_domain_split",
-    "par_label_indices",
-    "ScientificSplitConfig",
-    "INFO_LEVELS",
-    "SCIENTIFIC_PARTS",
-    "summarize_split",
-    "split_statistics",
-    "SplitStatistics",
-    "distance_distribution",
-]
+# Public name -> the submodule that defines it.
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("SplitStatistics", "distance_distribution", "split_statistics",
+                     "summarize_split"), "diagnostics"),
+    **dict.fromkeys(("CSRGraph", "as_csr_graph"), "graph"),
+    **dict.fromkeys(("approximate_betweenness", "clustering_coefficient", "core_number", "degree",
+                     "eigenvector_centrality", "pagerank", "personalized_pagerank", "triangles"),
+                    "properties"),
+    **dict.fromkeys(("ScientificSplitConfig", "ordered_domain_split", "par_label_indices",
+                     "scientific_split"), "scientific"),
+    **dict.fromkeys(("Split", "StructuralSplitConfig", "property_domains", "split_sizes",
+                     "structural_split"), "split"),
+    **dict.fromkeys(("STRATEGIES", "SplitStrategy", "available_strategies", "get_strategy",
+                     "register_strategy", "unregister_strategy"), "strategies"),
+    **dict.fromkeys(("DOMAIN_SCOPES", "INFO_LEVELS", "PAPER_SIZES", "PAPER_STRATEGIES",
+                     "SCIENTIFIC_PARTS", "STRUCTURAL_PARTS"), "names"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gs_splits' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"gs_splits.{module}"), name)
+    globals()[name] = value  # later lookups skip this hook
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:  # the names for type checkers and IDEs
+    from gs_splits.diagnostics import (
+        SplitStatistics,
+        distance_distribution,
+        split_statistics,
+        summarize_split,
+    )
+    from gs_splits.graph import CSRGraph, as_csr_graph
+    from gs_splits.names import (
+        DOMAIN_SCOPES,
+        INFO_LEVELS,
+        PAPER_SIZES,
+        PAPER_STRATEGIES,
+        SCIENTIFIC_PARTS,
+        STRUCTURAL_PARTS,
+    )
+    from gs_splits.properties import (
+        approximate_betweenness,
+        clustering_coefficient,
+        core_number,
+        degree,
+        eigenvector_centrality,
+        pagerank,
+        personalized_pagerank,
+        triangles,
+    )
+    from gs_splits.scientific import (
+        ScientificSplitConfig,
+        ordered_domain_split,
+        par_label_indices,
+        scientific_split,
+    )
+    from gs_splits.split import (
+        Split,
+        StructuralSplitConfig,
+        property_domains,
+        split_sizes,
+        structural_split,
+    )
+    from gs_splits.strategies import (
+        STRATEGIES,
+        SplitStrategy,
+        available_strategies,
+        get_strategy,
+        register_strategy,
+        unregister_strategy,
+    )
+
+__all__ = ["__version__", *_LAZY]

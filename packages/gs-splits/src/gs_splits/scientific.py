@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from gs_splits.__about__ import __version__
+from gs_splits.names import INFO_LEVELS, SCIENTIFIC_PARTS
 from gs_splits.split import Split, _check_sizes, resolve_seed, split_sizes
 
 __all__ = [
@@ -43,8 +44,7 @@ __all__ = [
     "SCIENTIFIC_PARTS",
 ]
 
-INFO_LEVELS = ("no_info", "o_feature", "par_label")
-SCIENTIFIC_PARTS = ("train", "iid_val", "iid_test", "ood_val", "ood_test")
+# INFO_LEVELS and SCIENTIFIC_PARTS: gs_splits.names (no numba), re-exported here.
 
 
 @dataclass(frozen=True)

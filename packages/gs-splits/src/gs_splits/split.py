@@ -35,6 +35,7 @@ import numpy as np
 from gs_splits.__about__ import __version__
 from gs_splits._atomic import atomic_write as _atomic_write
 from gs_splits.graph import CSRGraph, as_csr_graph
+from gs_splits.names import DOMAIN_SCOPES, PAPER_SIZES, STRUCTURAL_PARTS
 from gs_splits.strategies import get_strategy
 
 __all__ = [
@@ -53,16 +54,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-STRUCTURAL_PARTS = ("in_train", "in_valid", "in_test", "out_valid", "out_test")
-
-#: Paper split ratios (section 4: 50:50 ID:OOD; appendix B: 70:30 and 90:10 ID:OOD). For the
-#: appendix-B ratios the paper gives only the ID:OOD ratio; we keep the base 3:1:1 ID ratio and
-#: the 1:4 OOD ratio of the base setup.
-PAPER_SIZES: dict[str, tuple[float, float, float, float, float]] = {
-    "50:50": (0.3, 0.1, 0.1, 0.1, 0.4),
-    "70:30": (0.42, 0.14, 0.14, 0.06, 0.24),
-    "90:10": (0.54, 0.18, 0.18, 0.02, 0.08),
-}
+# STRUCTURAL_PARTS, PAPER_SIZES and DOMAIN_SCOPES: gs_splits.names (no numba), re-exported here.
 
 
 @dataclass
@@ -326,12 +318,6 @@ def split_sizes(
         used += total
         start += g
     return out
-
-
-#: Which nodes the appendix-F domain bins are cut over (:func:`structural_split`,
-#: :func:`property_domains`): ``"in_train"`` (the paper's "which nodes in the training set
-#: belong to which domain"), ``"all"`` (our earlier rule: bins over every node).
-DOMAIN_SCOPES = ("in_train", "all")
 
 
 def property_domains(

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gs_splits.graph import CSRGraph
+from gs_splits.names import PAPER_STRATEGIES
 from gs_splits.properties import (
     approximate_betweenness,
     clustering_coefficient,
@@ -57,9 +58,7 @@ __all__ = [
 #: ``f(graph, rng) -> one value per node`` (largest = ID).
 StrategyFunction = Callable[[CSRGraph, np.random.Generator], "np.ndarray"]
 
-#: The structural-shifts paper's strategies (section 3.2) and its random baseline, in the
-#: order of its tables.
-PAPER_STRATEGIES = ("popularity", "locality", "density", "random")
+# PAPER_STRATEGIES (the paper's strategies, in its tables' order): gs_splits.names, re-exported.
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_+.-]*$")
 

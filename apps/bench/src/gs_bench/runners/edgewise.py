@@ -21,7 +21,7 @@ import numpy as np
 
 from gs_bench.published import published
 from gs_bench.report import Figure, Table, fmt_mean_std, group_records, has_paper_values, mean_std
-from gs_bench.runners.structural import _root, dataset_fingerprints, require_axes
+from gs_bench.runners.common import data_root, dataset_fingerprints, require_axes
 from gs_bench.suites import SuiteConfig, SuiteConfigError, check_nonnegative, check_positive
 
 MODELS = {
@@ -93,7 +93,7 @@ def _check_splits(config: SuiteConfig) -> None:
     graph stops the run with an error naming the file)."""
     import gs_data
 
-    root = _root(config.settings.get("root"))
+    root = data_root(config.settings.get("root"))
     for name in config.grid["dataset"]:
         if name.lower().startswith("synthetic"):
             continue
@@ -150,7 +150,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     from gs_models import build_model
 
     params, settings, seed = job["params"], job["settings"], int(job["seed"])
-    root = _root(settings.get("root"))
+    root = data_root(settings.get("root"))
     data = _load(params, settings, root)
     masks = _split_masks(data, params["dataset"], int(params["split"]), int(params["fold"]), root)
     num_classes = int(data.y.max()) + 1

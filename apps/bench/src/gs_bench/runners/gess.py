@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from gs_algos.names import builtin_method_names
 from gs_bench.preflight import Problem
 from gs_bench.report import Figure, Table, fmt_mean_std, group_records
 from gs_bench.suites import SuiteConfig, SuiteConfigError, check_positive
@@ -75,9 +76,10 @@ def _registry() -> dict[str, Any]:
 #: The datasets of this suite: gs-data's geometric registry (name -> GeometricSpec).
 DATASETS = _registry()
 BACKBONES = {"egnn": "gess-egnn", "dgcnn": "gess-dgcnn", "pointtransformer": "gess-pointtransformer"}
-#: Algorithms in the order of GeSS table 3 (``irm`` is ours, not among GeSS's 11); ``tl-<N>``
+#: Algorithms in the order of GeSS table 3 (``irm`` is ours, not among GeSS's 11): gs-algos'
+#: graph-level methods (:data:`gs_algos.names.BUILTIN_METHODS`, kept in that order); ``tl-<N>``
 #: is Par-Label fine-tuning with N labelled OOD samples (GeSS: 100, 500, 1000).
-ALGORITHMS = ("erm", "vrex", "groupdro", "dir", "lri", "mixup", "irm", "dann", "coral")
+ALGORITHMS = tuple(builtin_method_names("graph"))
 
 
 def algorithm_names() -> list[str]:
@@ -354,7 +356,7 @@ def _fingerprint(name: str, s: dict[str, Any]) -> str:
 
 
 def _data_file(name: str, settings: dict[str, Any]) -> Path | None:
-    from gs_data.geometric import _data_file as data_file
+    from gs_data.geometric import data_file
 
     case = DATASETS[name]
     root = settings.get("qmof_root") if case.family == "qmof" else settings.get("drugood_root")
@@ -393,7 +395,7 @@ def data_problem(name: str, settings: dict[str, Any]) -> str | None:
         return why
     # track: every sample in the event cache, or the simulator to make the missing ones
     from gs_data.track import cached_event_count
-    from gs_data.track._deps import INSTALL_HINT, simulation_available
+    from gs_data.track.deps import INSTALL_HINT, simulation_available
 
     seed = int(settings.get("track_seed", 0))
     missing = [f"{p}@PU{pu} ({cached_event_count(p, pu, seed, settings.get('track_cache_dir'))}/{n} cached)"

@@ -33,12 +33,7 @@ from typing import Any
 import numpy as np
 
 from gs_bench.report import Figure, Table, fmt_mean_std, group_records
-from gs_bench.runners.structural import (
-    _root,
-    dataset_fingerprint,
-    dataset_fingerprints,
-    require_axes,
-)
+from gs_bench.runners.common import data_root, dataset_fingerprint, dataset_fingerprints, require_axes
 from gs_bench.suites import SuiteConfig, SuiteConfigError, check_nonnegative, check_positive
 
 log = logging.getLogger(__name__)
@@ -232,7 +227,7 @@ def _test_graphs(params: dict[str, Any], settings: dict[str, Any]):
     import gs_data
     from gs_data.lebed import DomainShiftConfig, FeatureShiftConfig, TemporalShiftConfig
 
-    root = _root(settings.get("root"))
+    root = data_root(settings.get("root"))
     shift = params.get("shift", "feature")
     if shift == "domain":
         group = _domain_group(params["dataset"])

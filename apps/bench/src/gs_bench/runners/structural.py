@@ -49,45 +49,58 @@ from typing import Any
 
 import numpy as np
 
+from gs_algos.names import ALIASES as ALGO_ALIASES
+from gs_algos.names import (
+    DEFAULT_ROBUSTNESS_VARIANT,
+    ROBUSTNESS_METHODS,
+    ROBUSTNESS_VARIANTS,
+    STRUCTURAL_PROTOCOLS,
+    builtin_node_method_names,
+)
 from gs_bench.published import published
 from gs_bench.report import Figure, Table, fmt_mean_std, group_records, has_paper_values, mean_std
+from gs_bench.runners.common import data_root, dataset_fingerprint, dataset_fingerprints, require_axes
 from gs_bench.suites import DataMissingError, SuiteConfig, SuiteConfigError, check_nonnegative, check_positive
+from gs_splits.names import DOMAIN_SCOPES, PAPER_SIZES
 
 log = logging.getLogger(__name__)
+
+#: Labels in tables where they differ from the gs-algos name (upper-cased by :func:`method_label`).
+_LABELS = {"erm": "ERM / SE", "erm+mod": "ERM + mod", "mixup": "Mixup", "natpn": "NatPN",
+           "natpe": "NatPE"}
+#: Model presets under the "authors" protocol where they differ from :data:`DEFAULT_PRESET`
+#: (appendix F: the posterior networks and the "+ mod" models have their own).
+_PRESETS = {"erm+mod": "structural-shifts-mod", "gpn": "structural-shifts-gpn",
+            "natpn": "structural-shifts-natpn", "gpe": "structural-shifts-gpn",
+            "natpe": "structural-shifts-natpn"}
+#: model preset of a method :data:`_PRESETS` does not name
+DEFAULT_PRESET = "structural-shifts-base"
+
+
+def _suite_methods() -> list[str]:
+    """The paper's methods: gs-algos' named node methods (:data:`gs_algos.names.BUILTIN_METHODS`,
+    its order), with ``erm+mod`` (ERM on the "mod" model of appendix F) after ``erm``."""
+    out = []
+    for name in builtin_node_method_names():
+        out += [name, f"{name}+mod"] if name == "erm" else [name]
+    return out
+
 
 #: The paper's methods: name -> (label in tables, model preset under the "authors" protocol).
 #: Any other named method of gs-algos (:func:`gs_algos.node_methods.available_node_methods`,
 #: e.g. one added with :func:`gs_algos.register_method`) is accepted too (:func:`method_names`),
 #: labelled by its name and trained on :data:`DEFAULT_PRESET`.
 METHODS: dict[str, tuple[str, str]] = {
-    "erm": ("ERM / SE", "structural-shifts-base"),
-    "erm+mod": ("ERM + mod", "structural-shifts-mod"),
-    "mixup": ("Mixup", "structural-shifts-base"),
-    "dann": ("DANN", "structural-shifts-base"),
-    "coral": ("CORAL", "structural-shifts-base"),
-    "eerm": ("EERM", "structural-shifts-base"),
-    "de": ("DE", "structural-shifts-base"),
-    "gpn": ("GPN", "structural-shifts-gpn"),
-    "natpn": ("NatPN", "structural-shifts-natpn"),
-    "gpe": ("GPE", "structural-shifts-gpn"),
-    "natpe": ("NatPE", "structural-shifts-natpn"),
+    m: (_LABELS.get(m, m.upper()), _PRESETS.get(m, DEFAULT_PRESET)) for m in _suite_methods()
 }
-#: the robustness methods other than ERM (their runs: setting ``robustness_runs``)
-ROBUSTNESS_METHODS = ("dann", "coral", "mixup", "eerm")
 #: gs-models preset of DANN / CORAL / Mixup / EERM under ``robustness_framework = "good"``
 GOOD_PRESET = "good-gcn"
-# "se" and "se+mod" are the uncertainty view of the "erm" / "erm+mod" jobs (same training).
-ALIASES = {"se": "erm", "se+mod": "erm+mod"}
-#: model preset of a gs-algos method that :data:`METHODS` does not name
-DEFAULT_PRESET = "structural-shifts-base"
-PROTOCOLS = ("authors", "early-stop")
-#: formulations of DANN / CORAL / Mixup / EERM (gs_algos.node_methods.ROBUSTNESS_VARIANTS)
-ROBUSTNESS_VARIANTS = ("good", "ours-v1")
+# "se" and "se+mod" are the uncertainty view of the "erm" / "erm+mod" jobs (same training):
+# gs-algos' aliases (gs_algos.names.ALIASES), and each one's "+mod".
+ALIASES = {**ALGO_ALIASES, **{f"{a}+mod": f"{m}+mod" for a, m in ALGO_ALIASES.items()}}
 #: how DANN / CORAL / Mixup / EERM are trained: "paper" (appendix F and section 3.1, like
 #: every other method) or "good" (GOOD's GCN and GOODCora training, which the paper names)
 ROBUSTNESS_FRAMEWORKS = ("paper", "good")
-#: nodes the domain bins are cut over (gs_splits.DOMAIN_SCOPES)
-DOMAIN_SCOPES = ("in_train", "all")
 #: where a job's split comes from: gs-splits (split seed 0), the authors' published 50:50 masks,
 #: or the authors' masks where they publish one (50:50) and gs-splits at the other ratios
 SPLIT_SOURCES = ("seeded", "authors", "authors-where-published")
@@ -183,6 +196,12 @@ def _canonical_method(name: str) -> str:
     return ALIASES.get(name, name)
 
 
+def _published_name(method: str) -> str:
+    """The name of a method in the paper's tables (:mod:`gs_bench.published`): ERM's OOD
+    detection is the paper's SE (``erm`` -> ``se``, ``erm+mod`` -> ``se+mod``)."""
+    return {m: a for a, m in ALIASES.items()}.get(method, method)
+
+
 @dataclass(frozen=True)
 class Grid:
     """Grid axes of the suite (one job per combination and seed); checked by ``load_suite``."""
@@ -231,7 +250,7 @@ class Settings:
     robustness_runs: int | None = None
     share_members: bool = True
     domains: int = 10
-    robustness_variant: str = "good"
+    robustness_variant: str = DEFAULT_ROBUSTNESS_VARIANT
     robustness_framework: str = "paper"
     domain_scope: str | None = None
     skip_missing_datasets: bool = False
@@ -245,8 +264,6 @@ class Settings:
 
 def validate(config: SuiteConfig) -> dict[str, str]:
     """Check datasets, strategies, ratios and methods before any job starts."""
-    from gs_splits.split import PAPER_SIZES
-
     require_axes(config, "structural-shifts", ("dataset", "strategy", "ratio", "method"))
     strategies = strategy_names()
     for s in config.grid["strategy"]:
@@ -261,7 +278,7 @@ def validate(config: SuiteConfig) -> dict[str, str]:
             raise SuiteConfigError(
                 f"unknown method {m!r} for structural-shifts; accepted: {', '.join(sorted([*methods, *ALIASES]))}"
             )
-    variant = config.settings.get("robustness_variant", "good")
+    variant = config.settings.get("robustness_variant", DEFAULT_ROBUSTNESS_VARIANT)
     if variant not in ROBUSTNESS_VARIANTS:
         raise SuiteConfigError(f"unknown robustness_variant {variant!r}; accepted: "
                                f"{', '.join(ROBUSTNESS_VARIANTS)}")
@@ -273,8 +290,8 @@ def validate(config: SuiteConfig) -> dict[str, str]:
     if scope is not None and scope not in DOMAIN_SCOPES:
         raise SuiteConfigError(f"unknown domain_scope {scope!r}; accepted: {', '.join(DOMAIN_SCOPES)}")
     protocol = config.settings.get("protocol", "authors")
-    if protocol not in PROTOCOLS:
-        raise SuiteConfigError(f"unknown protocol {protocol!r}; accepted: {', '.join(PROTOCOLS)}")
+    if protocol not in STRUCTURAL_PROTOCOLS:
+        raise SuiteConfigError(f"unknown protocol {protocol!r}; accepted: {', '.join(STRUCTURAL_PROTOCOLS)}")
     source = config.settings.get("split_source", "seeded")
     if source not in SPLIT_SOURCES:
         raise SuiteConfigError(
@@ -331,7 +348,7 @@ def _check_authors_files(config: SuiteConfig, datasets: list[str], strict: bool 
         _check_authors_ratios(config)
     if "50:50" not in config.grid["ratio"]:
         return
-    root = _root(config.settings.get("root"))
+    root = data_root(config.settings.get("root"))
     for name in datasets:
         for strategy in config.grid["strategy"]:
             path = authors_split_path(name, strategy, root)
@@ -342,85 +359,10 @@ def _check_authors_files(config: SuiteConfig, datasets: list[str], strict: bool 
                 )
 
 
-def require_axes(config: SuiteConfig, suite: str, axes: tuple[str, ...]) -> None:
-    """Raise :class:`SuiteConfigError` unless the grid has every axis in ``axes``."""
-    for axis in axes:
-        if axis not in config.grid:
-            raise SuiteConfigError(f"{config.source}: the {suite} suite needs a grid axis {axis!r}")
-
-
-def dataset_fingerprints(config: SuiteConfig) -> dict[str, str]:
-    """Check the grid's node-classification datasets exist and fingerprint their raw files."""
-    import gs_data
-
-    known = set(gs_data.available_datasets())
-    fingerprints: dict[str, str] = {}
-    for name in config.grid["dataset"]:
-        if name.lower() not in known:
-            raise SuiteConfigError(f"unknown dataset {name!r}; accepted: {', '.join(sorted(known))}")
-        fingerprints[name] = dataset_fingerprint(name, config.settings.get("root"))
-    return fingerprints
-
-
-def dataset_fingerprint(name: str, root: str | None = None) -> str:
-    """Hash of the raw files of ``name`` (or of the embedded generator's checksum).
-
-    Raises :class:`SuiteConfigError` naming the missing file and where to put it.
-    """
-    import gs_data
-
-    if name.lower().startswith("synthetic"):
-        from gs_data import synthetic
-
-        return "synthetic:" + str(getattr(synthetic, "DEFAULT_CHECKSUM", gs_data.__version__))
-    try:
-        paths = gs_data.raw_paths(name, root=_root(root))
-    except DataMissingError as exc:  # no shared data folder: a problem of the machine, not the suite
-        raise DataMissingError(f"dataset {name!r}: {exc}") from exc
-    except Exception as exc:  # noqa: BLE001 - turned into a config error with the reason
-        raise SuiteConfigError(f"dataset {name!r}: {exc}") from exc
-    from gs_data import fingerprint
-
-    fields = []
-    for p in paths:
-        p = Path(p)
-        if not p.is_file():
-            raise DataMissingError(
-                f"dataset {name!r}: raw file {p} is missing; download it or place it there "
-                f"(or set GS_DATA_ROOT / the suite setting `root`)"
-            )
-        fields.append((p.name, p.stat().st_size))
-    return fingerprint(fields, length=16)
-
-
-def _root(root: str | None) -> str | None:
-    """The data root of a suite: ``root = "shared"`` means the project's shared real-data
-    folder (``$GS_SHARED_DATA``, else ``../shared/datasets`` beside the current folder or one of
-    its parents); any other value is a path; unset means gs-data's cache (``GS_DATA_ROOT``)."""
-    import os
-
-    if not root:
-        return None
-    if root != "shared":
-        return root
-    env = os.environ.get("GS_SHARED_DATA")
-    if env:
-        return env
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        cand = folder.parent / "shared" / "datasets"
-        if cand.is_dir():
-            return str(cand)
-    raise DataMissingError(
-        "the suite reads the shared real datasets (root = \"shared\") but none were found: "
-        "set GS_SHARED_DATA to the folder holding structural-shifts/, planetoid/, ..."
-    )
-
-
 def _load(name: str, settings: dict[str, Any]):
     import gs_data
 
-    return gs_data.load(name, root=_root(settings.get("root")))
+    return gs_data.load(name, root=data_root(settings.get("root")))
 
 
 def _split(data, params: dict[str, Any], settings: dict[str, Any]):
@@ -432,7 +374,7 @@ def _split(data, params: dict[str, Any], settings: dict[str, Any]):
     scope = domain_scope(settings)
     if uses_authors_masks(settings, params["ratio"]):
         return authors_split(data, params["dataset"], params["strategy"],
-                             root=_root(settings.get("root")), num_domains=domains,
+                             root=data_root(settings.get("root")), num_domains=domains,
                              domain_scope=scope)
     return make_split(data, params["strategy"], sizes=params["ratio"], seed=0, num_domains=domains,
                       domain_scope=scope)
@@ -450,7 +392,7 @@ def domain_scope(settings: dict[str, Any]) -> str:
     scope = settings.get("domain_scope")
     if scope is not None:
         return str(scope)
-    return "all" if settings.get("robustness_variant", "good") == "ours-v1" else "in_train"
+    return "all" if settings.get("robustness_variant", DEFAULT_ROBUSTNESS_VARIANT) == "ours-v1" else "in_train"
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -477,7 +419,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     framework = settings.get("robustness_framework", "paper")
     if robust and framework == "good":
         preset, cfg = GOOD_PRESET, TrainConfig.good_cora(_algo_name(params["method"]), device=device)
-    variant = settings.get("robustness_variant", "good")
+    variant = settings.get("robustness_variant", DEFAULT_ROBUSTNESS_VARIANT)
     method = node_method(_algo_name(params["method"]), int(settings.get("ensemble_size", 5)),
                          robustness_variant=variant)
     masks = {k: getattr(data, f"{k}_mask") for k in ("in_train", "in_valid", "in_test", "out_valid", "out_test")}
@@ -684,7 +626,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
             for meth in methods:
                 row = [("SE" if meth == "erm" else "SE + mod" if meth == "erm+mod" else method_label(meth))]
                 present = False
-                pub_name = {"erm": "se", "erm+mod": "se+mod"}.get(meth, meth)
+                pub_name = _published_name(meth)
                 for sh in shifts:
                     recs = groups.get((ds, ratio, meth, sh), [])
                     present |= bool(recs)
@@ -693,7 +635,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
                     if ratio == "50:50":
                         cell += _pub_cell(ds, sh, pub_name, "ood_auroc", mean_std(vals)[0])
                     row.append(cell)
-                if present and meth not in ("mixup", "dann", "coral", "eerm"):
+                if present and meth not in ROBUSTNESS_METHODS:
                     rows.append(row)
             if rows:
                 out.append(Table(
@@ -754,8 +696,8 @@ def paper_cells(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         wanted = []
         if canon in _ROBUSTNESS_ROWS:
             wanted += [(metric, canon, [r["metrics"][metric] for r in recs]) for metric in ("id_acc", "ood_acc")]
-        if canon not in ("mixup", "dann", "coral", "eerm"):
-            pub_name = {"erm": "se", "erm+mod": "se+mod"}.get(canon, canon)
+        if canon not in ROBUSTNESS_METHODS:
+            pub_name = _published_name(canon)
             wanted.append(("ood_auroc", pub_name, [_ood_auroc(r, canon) for r in recs]))
         for metric, pub_name, vals in wanted:
             pub = published("structural-shifts", ds, sh, pub_name, metric)
@@ -810,7 +752,7 @@ def paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
         robust = sorted({m for (k, m) in counts if k == key and m in ROBUSTNESS_METHODS})
         robust_txt = ""
         if robust:
-            variant = st.get("robustness_variant", "good")
+            variant = st.get("robustness_variant", DEFAULT_ROBUSTNESS_VARIANT)
             robust_txt = (
                 f" {', '.join(method_label(m) for m in robust)}: "
                 + ("the GOOD benchmark's formulations (gs_algos variant 'good'; the paper trained them in GOOD's framework)"

@@ -1,7 +1,10 @@
 """Training methods: OOD robustness (node and graph level) and Dirichlet training.
 
-:data:`METHODS` is an explicit name -> class table (nothing registers itself on import).
+:data:`METHODS` is an explicit name -> class table (nothing registers itself on import), built
+from the one table of gs-algos' method names, :data:`gs_algos.names.BUILTIN_METHODS`.
 """
+
+import importlib
 
 from gs_algos.methods.base import Method, domain_embeddings, group_risks
 from gs_algos.methods.eerm import EERM, GoodGraphEditor, StructureExplorer, good_eerm_beta
@@ -21,17 +24,17 @@ from gs_algos.methods.robust import (
     good_reversal_coefficient,
 )
 
+from gs_algos.names import BUILTIN_METHODS
+
+
+def _implementation(path: str) -> type[Method]:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 METHODS: dict[str, type[Method]] = {
-    "erm": ERM,
-    "irm": IRM,
-    "vrex": VREx,
-    "groupdro": GroupDRO,
-    "coral": DeepCoral,
-    "dann": DANN,
-    "mixup": Mixup,
-    "eerm": EERM,
-    "dir": DIR,
-    "lri": LRIBernoulli,
+    name: _implementation(m.implementation)
+    for name, m in BUILTIN_METHODS.items() if m.implementation is not None
 }
 """Method name -> class. The Bayesian loss of Dirichlet models is
 :class:`gs_algos.uncertainty.BayesianLoss`."""

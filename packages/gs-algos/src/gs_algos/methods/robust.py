@@ -15,6 +15,7 @@ from torch import Tensor, nn
 
 from gs_algos.batch import Batch, TaskSpec, head_of, item_losses
 from gs_algos.methods.base import Method, domain_embeddings, group_risks
+from gs_algos.names import GESS_VARIANTS, ROBUSTNESS_VARIANTS
 
 __all__ = [
     "ERM",
@@ -97,7 +98,7 @@ class VREx(Method):
         super().__init__()
         if penalty_weight < 0:
             raise ValueError(f"penalty_weight must be >= 0, got {penalty_weight!r}")
-        if variant not in ("ours-v1", "gess"):
+        if variant not in GESS_VARIANTS:
             raise ValueError(f"variant must be 'ours-v1' or 'gess', got {variant!r}")
         self.penalty_weight = float(penalty_weight)
         self.variant = variant
@@ -133,7 +134,7 @@ class GroupDRO(Method):
         super().__init__()
         if step_size < 0:
             raise ValueError(f"step_size must be >= 0, got {step_size!r}")
-        if variant not in ("ours-v1", "gess"):
+        if variant not in GESS_VARIANTS:
             raise ValueError(f"variant must be 'ours-v1' or 'gess', got {variant!r}")
         self.step_size = float(step_size)
         self.variant = variant
@@ -168,8 +169,9 @@ class GroupDRO(Method):
 #: formulation, the default of the classes) and ``"good"`` (the GOOD benchmark's code,
 #: divelab/GOOD, which the structural-shifts paper used for these four methods, section 4:
 #: "we use the experimental framework from the GOOD benchmark"; the default of the
-#: structural-shifts route, :mod:`gs_algos.node_methods`).
-VARIANTS = ("ours-v1", "good")
+#: structural-shifts route, :mod:`gs_algos.node_methods`). The one list is
+#: :data:`gs_algos.names.ROBUSTNESS_VARIANTS`.
+VARIANTS = ROBUSTNESS_VARIANTS
 
 #: Covariance estimators of :func:`coral_distance`.
 COVARIANCES = ("centred", "good")
@@ -669,6 +671,6 @@ def _mixup_layers(model: nn.Module) -> nn.ModuleList:
 
 def _linear_any(lin: nn.Module, h) -> Tensor:
     """``lin(h)`` for dense ``h`` or gs-models' prepared sparse features."""
-    from gs_models.node import _linear
+    from gs_models.node import apply_linear
 
-    return _linear(lin, h)
+    return apply_linear(lin, h)

@@ -55,6 +55,7 @@ __all__ = [
     "generate_conformers",
     "conformer_cache_key",
     "default_n_workers",
+    "report_conformer_failures",
 ]
 
 logger = logging.getLogger(__name__)
@@ -517,3 +518,28 @@ def generate_conformers(
     report.check()
     report.log()
     return out, report
+
+
+def report_conformer_failures(
+    read: ProcessingReport,
+    source: str,
+    keep: np.ndarray,
+    inverse: np.ndarray,
+    conformers: ProcessingReport,
+    item_id: Callable[[int], str],
+) -> ProcessingReport:
+    """The report of a dataset whose items share one conformer per unique SMILES (DrugOOD-3D,
+    MoleculeACE): what reading skipped (``read``), plus one skip per item ``i`` whose SMILES
+    (``inverse[i]``, an index into the unique SMILES that :func:`generate_conformers` got)
+    had no conformer, with that failure's reason. ``keep``: per item, whether it has one;
+    ``item_id(i)``: the id the skip is recorded under. Checked (nothing lost) and logged."""
+    report = ProcessingReport(source=source, n_input=read.n_input)
+    report.skipped = list(read.skipped)
+    failed = {s["id"]: s for s in conformers.skipped}
+    for i in np.flatnonzero(~keep):
+        s = failed[int(inverse[i])]
+        report.skip(item_id(int(i)), s["reason"], s["detail"])
+    report.n_kept = int(keep.sum())
+    report.check()
+    report.log()
+    return report

@@ -26,7 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
-from gs_data.molecules.conformers import NUM_ATOM_TYPES, ConformerConfig, generate_conformers
+from gs_data.molecules.conformers import (
+    NUM_ATOM_TYPES,
+    ConformerConfig,
+    generate_conformers,
+    report_conformer_failures,
+)
 from gs_data.molecules.dataset import GeometricDataset, split_from_parts
 from gs_data.molecules.report import ProcessingReport
 from gs_splits import INFO_LEVELS, SCIENTIFIC_PARTS
@@ -211,15 +216,8 @@ def load_drugood3d(
         callback=callback, progress=progress, source=f"{rec.report.source} conformers",
     )
     ok = np.array([c is not None for c in confs], dtype=bool)[inverse] if len(unique) else np.zeros(0, bool)
-    report = ProcessingReport(source=rec.report.source, n_input=rec.report.n_input)
-    report.skipped = list(rec.report.skipped)
-    failed = {s["id"]: s for s in conf_report.skipped}
-    for i in np.flatnonzero(~ok):
-        s = failed[int(inverse[i])]
-        report.skip(f"{rec.part[i]}:{rec.item_index[i]}", s["reason"], s["detail"])
-    report.n_kept = int(ok.sum())
-    report.check()
-    report.log()
+    report = report_conformer_failures(rec.report, rec.report.source, ok, inverse, conf_report,
+                                       lambda i: f"{rec.part[i]}:{rec.item_index[i]}")
     kept = np.flatnonzero(ok)
     split = split_from_parts(
         rec.part[kept], rec.domain_id[kept], info_level=info_level,

@@ -49,7 +49,12 @@ from typing import Any
 
 import numpy as np
 
-from gs_data.molecules.conformers import NUM_ATOM_TYPES, ConformerConfig, generate_conformers
+from gs_data.molecules.conformers import (
+    NUM_ATOM_TYPES,
+    ConformerConfig,
+    generate_conformers,
+    report_conformer_failures,
+)
 from gs_data.molecules.dataset import GeometricDataset
 from gs_data.molecules.report import ProcessingReport
 from gs_splits import INFO_LEVELS, Split, ordered_domain_split
@@ -400,15 +405,8 @@ def load_moleculeace_ood(
     )
     ok_unique = np.array([c is not None for c in confs], dtype=bool)
     keep = ok_unique[inverse]
-    report = ProcessingReport(source=f"MoleculeACE {shift}", n_input=records.report.n_input)
-    report.skipped = list(records.report.skipped)
-    failed = {s["id"]: s for s in conf_report.skipped}
-    for i in np.flatnonzero(~keep):
-        s = failed[int(inverse[i])]
-        report.skip(f"{records.target[i]}:{records.smiles[i]}", s["reason"], s["detail"])
-    report.n_kept = int(keep.sum())
-    report.check()
-    report.log()
+    report = report_conformer_failures(records.report, f"MoleculeACE {shift}", keep, inverse,
+                                       conf_report, lambda i: f"{records.target[i]}:{records.smiles[i]}")
     kept = np.flatnonzero(keep)
     y = records.labels(config.threshold)
     domain = records.domain(shift)

@@ -1,7 +1,7 @@
 """Track: particle-tracking events simulated with PYTHIA 8 and ACTS Fatras (GeSS section 3.2.1).
 
 Importing this package needs neither PYTHIA nor ACTS; only the functions that simulate
-events import them (the ``track`` extra; ``_deps.INSTALL_HINT`` is the command).
+events import them (the ``track`` extra; ``deps.INSTALL_HINT`` is the command).
 """
 
 from gs_data.track.analysis import (

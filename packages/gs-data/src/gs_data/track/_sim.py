@@ -1,6 +1,6 @@
 """The event simulator: PYTHIA 8 generation and ACTS Fatras detector response.
 
-Imported only where the ``track`` extra is installed (see :mod:`gs_data.track._deps`).
+Imported only where the ``track`` extra is installed (see :mod:`gs_data.track.deps`).
 Every event is a pure function of ``(process, pileup, seed, index, config)``: all its random
 numbers (number of pileup interactions, vertices, PYTHIA seeds, the Fatras event number) are
 drawn from ``numpy.random.SeedSequence([seed, process code, pileup, index])``, and PYTHIA is
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from gs_data._io import atomic_path, entry_lock
-from gs_data.track._deps import require
+from gs_data.track.deps import require
 from gs_data.track.config import PROCESSES, TrackSimConfig, check_process, pythia_settings
 from gs_data.track.store import FLOAT_COLUMNS, encode_barcode
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from gs_data._io import entry_lock
-from gs_data.track._deps import INSTALL_HINT, require
+from gs_data.track.deps import INSTALL_HINT, require
 from gs_data.track.config import TrackSimConfig, check_process
 from gs_data.track.store import TrackEvents, atomic_savez, atomic_write_text
 

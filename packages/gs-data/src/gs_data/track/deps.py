@@ -1,4 +1,5 @@
-"""Lazy access to the optional simulation stack (PYTHIA 8 and ACTS), behind the ``track`` extra."""
+"""Lazy access to the optional simulation stack (PYTHIA 8 and ACTS), behind the ``track`` extra
+(a public module: gs-bench reads :data:`INSTALL_HINT` and :func:`simulation_available` here)."""
 
 from __future__ import annotations
 
