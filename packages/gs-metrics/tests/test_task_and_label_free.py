@@ -82,3 +82,27 @@ def test_evaluate_estimator_against_scipy():
     assert gm.ORIENTATION["conf_score"] == -1
     with pytest.raises(ValueError, match="at least 3"):
         gm.evaluate_estimator([1, 2], [1, 2])
+
+
+def test_evaluate_estimator_constant_score_matches_sklearn():
+    # found by the lebed ci run: an over-confident MLP puts every test node above tau = 0.7,
+    # so Thres.(0.7) is 0 on every graph and np.polyfit failed ("SVD did not converge")
+    import warnings
+
+    from scipy.stats import ConstantInputWarning, spearmanr
+    from sklearn.linear_model import LinearRegression
+    from sklearn.metrics import r2_score
+
+    err = np.array([0.1, 0.3, 0.2, 0.5])
+    for const in (0.0, 0.25):
+        s = np.full(4, const)
+        ev = gm.evaluate_estimator(s, err)
+        fit = LinearRegression().fit(s[:, None], err)
+        assert ev.r2 == pytest.approx(r2_score(err, fit.predict(s[:, None])))
+        assert ev.slope == pytest.approx(fit.coef_[0])
+        assert ev.intercept == pytest.approx(fit.intercept_)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConstantInputWarning)
+            assert np.isnan(spearmanr(s, err).statistic) and np.isnan(ev.spearman)
+    # constant errors too: nothing to explain, R^2 undefined
+    assert np.isnan(gm.evaluate_estimator(np.zeros(3), np.ones(3)).r2)

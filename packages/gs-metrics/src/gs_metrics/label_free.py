@@ -146,7 +146,8 @@ def evaluate_estimator(scores: Any, errors: Any, orientation: int = 1) -> Estima
     Parameters
     ----------
     scores, errors : array-like, shape (G,)
-        One score and one true test error per test graph (``G >= 3``).
+        One score and one true test error per test graph (``G >= 3``). A constant score
+        gives ``spearman = nan`` (undefined) and ``r2 = 0`` (the flat line).
     orientation : {+1, -1}
         Sign that makes the score grow with the error (see :data:`ORIENTATION`).
     """
@@ -158,6 +159,14 @@ def evaluate_estimator(scores: Any, errors: Any, orientation: int = 1) -> Estima
     e = check_scores(errors, "errors", s.shape[0])
     if s.shape[0] < 3:
         raise ValueError(f"need at least 3 test graphs to correlate, got {s.shape[0]}")
+    if np.ptp(s) == 0.0:
+        # A constant score (e.g. no test node above a threshold in any graph) orders nothing:
+        # rho is undefined (NaN, as scipy's spearmanr) and the best line is flat, R^2 = 0
+        # (scikit-learn's LinearRegression + r2_score give the same). np.polyfit would
+        # divide by the zero column norm and fail in LAPACK.
+        ss_tot = float(np.sum((e - e.mean()) ** 2))
+        return EstimatorEvaluation(spearman=float("nan"), r2=0.0 if ss_tot > 0 else float("nan"),
+                                   slope=0.0, intercept=float(e.mean()))
     rho = float(spearmanr(orientation * s, e).statistic)
     slope, intercept = np.polyfit(s, e, 1)
     resid = e - (slope * s + intercept)
