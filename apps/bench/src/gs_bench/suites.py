@@ -259,11 +259,8 @@ def runner_schema(suite: str) -> tuple[type, type]:
     """
     from gs_bench.runners import load_runner
 
-    runner = load_runner(suite)
-    grid, settings = getattr(runner, "Grid", None), getattr(runner, "Settings", None)
-    if not (dataclasses.is_dataclass(grid) and dataclasses.is_dataclass(settings)):
-        raise TypeError(f"runner of suite {suite!r} must define dataclasses Grid and Settings")
-    return grid, settings
+    runner = load_runner(suite)  # a TypeError unless both are dataclasses
+    return runner.Grid, runner.Settings
 
 
 def check_positive(settings: Any, *names: str) -> None:
