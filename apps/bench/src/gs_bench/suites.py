@@ -109,6 +109,13 @@ class SuiteConfig:
     #: the file has no table of ``profile`` and its base settings run instead (the default
     #: profile, demo, on a file without ``[profiles.demo]``); :attr:`profile_label` says so
     profile_missing: bool = False
+    #: :attr:`settings` built into the runner's ``Settings`` dataclass (every default filled
+    #: in, its value checks passed), once by :func:`load_suite` and again by
+    #: :meth:`with_overrides` through the same schema; ``None`` for a config built by hand.
+    #: :attr:`settings` stays the dict of the keys the suite file and the command line set:
+    #: it is what enters the job keys and the records, and a worker re-creates the typed
+    #: object from it (e.g. ``gs_bench.runners.lebed.Settings.from_job``).
+    typed_settings: Any = field(default=None, compare=False, repr=False)
 
     @property
     def profile_label(self) -> str:
@@ -142,6 +149,16 @@ class SuiteConfig:
             grid[axis] = list(values)
         if seeds is not None and seeds < 1:
             raise SuiteConfigError(f"--seeds must be >= 1, got {seeds}")
+        typed = self.typed_settings
+        if settings and typed is not None:
+            # the command line's settings pass the schema the suite file passed: an unknown
+            # key or a wrong type stops here, naming the key and the accepted ones
+            where = "command line: settings"
+            check_table(dict(settings), type(typed), where, partial=True)
+            try:
+                typed = dataclasses.replace(typed, **settings)
+            except (TypeError, ValueError) as exc:
+                raise SuiteConfigError(f"{where}: {exc}") from None
         return SuiteConfig(
             suite=self.suite,
             profile=self.profile,
@@ -154,6 +171,7 @@ class SuiteConfig:
             resources=copy.deepcopy(self.resources),
             exclude=self.exclude,
             profile_missing=self.profile_missing,
+            typed_settings=typed,
         )
 
 
@@ -526,7 +544,8 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
     tables against :class:`SuiteFile` / :class:`ProfileTable`, ``[grid]`` and ``[settings]``
     (and those of every profile) against the runner's ``Grid`` / ``Settings`` dataclasses
     (:func:`runner_schema`). The merged settings are built into ``Settings`` so its own
-    value checks (``__post_init__``) run too.
+    value checks (``__post_init__``) run too, and that object is kept
+    (:attr:`SuiteConfig.typed_settings`).
     """
     raw, source = _read_toml(name_or_path)
     for key in raw:
@@ -607,7 +626,7 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
         seeds_value = prof.get("seeds", seeds)
         description = prof.get("description", description)
     try:
-        settings_schema(**settings)
+        typed = settings_schema(**settings)
     except (TypeError, ValueError) as exc:
         where = f"profiles.{profile}.settings / settings" if profile in profiles else "settings"
         raise SuiteConfigError(f"{source}: {where}: {exc}") from None
@@ -634,6 +653,7 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
         resources=resources,
         exclude=exclude,
         profile_missing=profile == "demo" and profile not in profiles,
+        typed_settings=typed,
     )
 
 
