@@ -1,0 +1,191 @@
+"""The ``lebed`` suite as a package (issue 31): one typed ``Settings`` holds every default and is
+checked once, from the suite file and from the command line alike; the runner interface is an
+object, not names looked up with ``getattr``."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import gs_bench.runners.lebed as lebed
+from gs_bench.cli import main
+from gs_bench.runner import HOOKS, OPTIONAL_HOOKS, Runner, SuiteRunner
+from gs_bench.runners import RUNNERS, load_runner
+from gs_bench.runners.lebed.spec import Settings
+from gs_bench.suites import SuiteConfigError, load_suite
+
+PACKAGE = Path(lebed.__file__).resolve().parent
+SETTINGS = [f.name for f in dataclasses.fields(Settings)]
+
+
+def _suite(tmp_path: Path, settings: str = "", profile_settings: str = "") -> Path:
+    path = tmp_path / "lebed.toml"
+    path.write_text(
+        'suite = "lebed"\nseeds = 1\n[grid]\ndataset = ["synthetic-default"]\nshift = ["feature"]\n'
+        f'model = ["gcn"]\n[settings]\nnoise_levels = 2\nmask_levels = 2\n{settings}\n'
+        f"[profiles.ci]\n[profiles.ci.settings]\nmax_epochs = 3\n{profile_settings}\n"
+    )
+    return path
+
+
+def _accepted_keys_named(message: str) -> bool:
+    return all(name in message for name in SETTINGS)
+
+
+# ------------------------------------------------------------------------------ one schema
+def test_settings_fields_carry_type_default_allowed_values_and_a_citation():
+    hints = {f.name: f.type for f in dataclasses.fields(Settings)}
+    for f in dataclasses.fields(Settings):
+        assert f.metadata.get("cite"), f"{f.name}: no citation of its default"
+        assert f.metadata.get("allowed") is not None, f"{f.name}: no accepted values"
+        assert hints[f.name], f.name
+    assert Settings().noise_levels == 20 and Settings().lebed_protocol == "authors"
+
+
+def test_spec_imports_neither_torch_nor_numba():
+    code = ("import sys, gs_bench.runners.lebed.spec, gs_bench.runner; "
+            "print(sorted(m for m in ('torch', 'numba') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def setting_defaults_outside_spec(package: Path, names: list[str]) -> list[str]:
+    """Every ``<x>.get("<setting>", ...)`` / ``.setdefault`` / ``.pop`` and every
+    ``<x>["<setting>"]`` in the package's sources: a setting read from a dict, with a
+    default of its own or none, instead of from the typed ``Settings``."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            key = None
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("get", "setdefault", "pop") and node.args):
+                key = node.args[0]
+            elif isinstance(node, ast.Subscript):
+                key = node.slice
+            if isinstance(key, ast.Constant) and key.value in names:
+                found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_setting_is_read_from_a_dict_with_a_default_of_its_own():
+    assert setting_defaults_outside_spec(PACKAGE, SETTINGS) == []
+
+
+def test_the_source_check_finds_a_planted_default(tmp_path):
+    copy = tmp_path / "lebed"
+    shutil.copytree(PACKAGE, copy, ignore=lambda d, names: [n for n in names if n == "__pycache__"])
+    job = copy / "job.py"
+    job.write_text(job.read_text() + '\n\ndef _planted(settings):\n'
+                   '    return settings.get("noise_levels", 20), settings["shards"]\n')
+    found = setting_defaults_outside_spec(copy, SETTINGS)
+    assert len(found) == 2 and all(f.startswith("job.py:") for f in found), found
+
+
+# ------------------------------------------------------------- a typo stops the run at once
+def test_a_typo_in_a_toml_setting_names_the_key_and_the_accepted_keys(tmp_path):
+    with pytest.raises(SuiteConfigError) as exc:
+        load_suite(str(_suite(tmp_path, settings="noise_level = 3")), "full")
+    msg = str(exc.value)
+    assert "settings.noise_level: unknown key; did you mean 'noise_levels'?" in msg
+    assert _accepted_keys_named(msg), msg
+    with pytest.raises(SuiteConfigError) as exc:  # in a profile's settings too
+        load_suite(str(_suite(tmp_path, profile_settings="pretrain_rl = 0.1")), "ci")
+    assert "profiles.ci.settings.pretrain_rl: unknown key" in str(exc.value)
+    assert _accepted_keys_named(str(exc.value))
+
+
+def test_a_typo_in_a_command_line_setting_stops_the_run_before_any_job(tmp_path, capsys, monkeypatch):
+    started = []
+    monkeypatch.setattr("gs_bench.run.execute", lambda *a, **k: started.append(a))
+    out = tmp_path / "out"
+    code = main(["run", str(_suite(tmp_path)), "--profile", "ci", "--set", "noise_level=3",
+                 "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and not started and not out.exists()
+    assert err.count("\n") == 1, err  # one message
+    assert "settings.noise_level: unknown key; did you mean 'noise_levels'?" in err
+    assert _accepted_keys_named(err), err
+    # a setting of another suite is not silently carried into this one's jobs either
+    assert main(["run", str(_suite(tmp_path)), "--robustness-variant", "good", "--out", str(out)]) == 2
+    assert "settings.robustness_variant: unknown key" in capsys.readouterr().err
+    # a wrong type and a bad value are caught by the same schema
+    assert main(["run", str(_suite(tmp_path)), "--set", "noise_levels=many", "--out", str(out)]) == 2
+    assert "settings.noise_levels: expected an integer, got 'many'" in capsys.readouterr().err
+    assert main(["run", str(_suite(tmp_path)), "--set", "lebed_protocol=ours", "--out", str(out)]) == 2
+    assert "lebed_protocol 'ours' is not accepted; choose one of authors, legacy" in capsys.readouterr().err
+    assert not started and not out.exists()
+
+
+def test_overrides_go_through_the_schema_and_leave_the_dict_as_before(tmp_path):
+    config = load_suite(str(_suite(tmp_path)), "ci")
+    assert isinstance(config.typed_settings, Settings)
+    assert config.typed_settings.max_epochs == 3 and config.typed_settings.generator == "eerm-gat"
+    over = config.with_overrides(settings={"noise_levels": 3, "feature_models": ["gcn"]})
+    # the dict (job keys, records) is the file's keys plus the command line's, as before
+    assert over.settings == {"noise_levels": 3, "mask_levels": 2, "max_epochs": 3,
+                             "feature_models": ["gcn"]}
+    assert over.typed_settings == dataclasses.replace(config.typed_settings, noise_levels=3,
+                                                      feature_models=["gcn"])
+    with pytest.raises(SuiteConfigError, match=r"command line: settings\.shard: unknown key"):
+        config.with_overrides(settings={"shard": 2})
+
+
+def test_the_worker_recreates_the_typed_settings_from_the_job_dict(tmp_path):
+    config = load_suite(str(_suite(tmp_path)), "ci")
+    job = {"params": {"dataset": "synthetic-default", "shift": "feature", "model": "gcn"},
+           "settings": dict(config.settings), "seed": 0}
+    assert Settings.from_job(job) == config.typed_settings
+    with pytest.raises(SuiteConfigError, match="settings.noise_level: unknown key"):
+        Settings.from_job({**job, "settings": {"noise_level": 3}})
+
+
+# ------------------------------------------------------------------------ the runner object
+def test_the_lebed_runner_is_an_object_with_every_hook():
+    runner = load_runner("lebed")
+    assert runner is lebed.RUNNER and isinstance(runner, Runner)
+    assert RUNNERS["lebed"] == runner.module == "gs_bench.runners.lebed"
+    assert runner.Settings is Settings and runner.run_job is lebed.run_job
+    assert runner.paragraphs([]) == [] and runner.notes([], Path(".")) == []
+    assert runner.runs({}, {}, 3) == 3 and runner.max_runs({}, 3) == 3
+    assert runner.order_jobs([{"key": "a"}]) == [{"key": "a"}] and dict(runner.axis_aliases) == {}
+
+
+@pytest.mark.parametrize("suite", sorted(RUNNERS))
+def test_every_suite_has_a_runner_object(suite):
+    runner = load_runner(suite)
+    assert isinstance(runner, Runner)
+    for hook in (*HOOKS, *OPTIONAL_HOOKS):
+        assert hasattr(runner, hook), (suite, hook)
+
+
+def test_a_runner_module_without_a_required_hook_is_refused():
+    import types
+
+    module = types.ModuleType("toy_without_tables")
+    module.Grid, module.Settings = lebed.Grid, lebed.Settings
+    module.validate = module.run_job = lambda *a: {}
+    with pytest.raises(TypeError, match="lacks tables"):
+        SuiteRunner.from_module("toy", module)
+
+
+def test_gs_bench_no_longer_looks_hooks_up_by_name():
+    """The eleven ``getattr(runner, ...)`` / ``hasattr(runner, ...)`` of before are gone: the
+    only lookup by name left is :meth:`SuiteRunner.from_module`."""
+    src = Path(lebed.__file__).resolve().parents[2]
+    hits = []
+    for path in sorted(src.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("getattr", "hasattr") and len(node.args) >= 2
+                    and isinstance(node.args[1], ast.Constant)
+                    and node.args[1].value in (*HOOKS, *OPTIONAL_HOOKS, "AXIS_ALIASES", "Grid",
+                                               "Settings")):
+                hits.append(f"{path.relative_to(src)}:{node.lineno}")
+    assert hits == []
