@@ -75,6 +75,7 @@ __all__ = [
     "check_table",
     "check_positive",
     "check_nonnegative",
+    "TypedSettings",
     "job_resources",
     "RESOURCE_KEYS",
 ]
@@ -298,6 +299,39 @@ def check_nonnegative(settings: Any, *names: str) -> None:
         value = getattr(settings, name)
         if value is not None and not (value >= 0 and math.isfinite(value)):
             raise ValueError(f"{name} must be >= 0 and finite, got {value!r}")
+
+
+class TypedSettings:
+    """Base of a suite's frozen ``Settings`` dataclass: the typed object re-created from a
+    settings dict (a job's on the worker, a record's in a report) through the schema the suite
+    file passed. The dict stays what enters the job keys; the object is what the code reads."""
+
+    @classmethod
+    def from_mapping(cls, settings: Any) -> Any:
+        """The typed settings of a ``[settings]`` dict (an instance passes through): an unknown
+        key or a wrong type is a :class:`SuiteConfigError` naming it and the accepted keys, a
+        bad value one naming the setting."""
+        if isinstance(settings, cls):
+            return settings
+        table = dict(settings or {})
+        check_table(table, cls, "settings", partial=True)
+        try:
+            return cls(**table)
+        except (TypeError, ValueError) as exc:
+            raise SuiteConfigError(f"settings: {exc}") from None
+
+    @classmethod
+    def from_job(cls, job: Any) -> Any:
+        """The typed settings of a job dict, from ``job["settings"]`` (the dict of its key)."""
+        return cls.from_mapping(job.get("settings"))
+
+    @classmethod
+    def from_record(cls, record: Any) -> Any:
+        """The typed settings a record's job ran with, for a report: keys this version no longer
+        knows (a record of an older gs-bench) are left out instead of refused."""
+        settings = (record.get("job") or {}).get("settings") or {}
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls.from_mapping({k: v for k, v in settings.items() if k in names})
 
 
 def _non_finite(value: Any, path: str) -> tuple[str, float] | None:

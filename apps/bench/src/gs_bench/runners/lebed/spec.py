@@ -16,7 +16,13 @@ from typing import Any
 
 from gs_bench.runner import setting
 from gs_bench.runners.common import dataset_fingerprint, dataset_fingerprints, require_axes
-from gs_bench.suites import SuiteConfig, SuiteConfigError, check_nonnegative, check_positive, check_table
+from gs_bench.suites import (
+    SuiteConfig,
+    SuiteConfigError,
+    TypedSettings,
+    check_nonnegative,
+    check_positive,
+)
 
 __all__ = ["SHIFTS", "DOMAIN_GROUPS", "MODELS", "ESTIMATORS", "ORIENT", "PROTOCOLS",
            "SETTING_KEYS", "Grid", "Settings", "validate", "applicable"]
@@ -63,7 +69,7 @@ class Grid:
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(TypedSettings):
     """``[settings]`` of the suite, the one place its keys, types and defaults are written
     (strict check in ``load_suite``, the same for command-line overrides). Defaults: section 3
     of the paper (20 noise + 20 masking levels, 30 graphs per domain / period and
@@ -72,7 +78,7 @@ class Settings:
     "authors"``: their ``param_space.txt`` per (dataset, model); ``"legacy"`` is our former
     one). The ``lebed_*`` keys left unset take the protocol's values; ``<shift>_models``
     restricts the models of one shift; ``test_graphs`` scores an evenly spread subset of the
-    test set (unset: every graph)."""
+    test set (unset: every graph). :meth:`from_job` re-creates it on the worker."""
 
     generator: str = setting(
         "eerm-gat", cite="LeBed sec. 3.1 (EERM environments; the authors' gnn_gen='gat')",
@@ -141,26 +147,6 @@ class Settings:
     def retraining_overrides(self) -> dict[str, Any]:
         """The ``lebed_*`` settings that are set, as ``LeBedConfig`` field -> value."""
         return {f: getattr(self, key) for key, f in SETTING_KEYS.items() if getattr(self, key) is not None}
-
-    @classmethod
-    def from_mapping(cls, settings: Settings | Mapping[str, Any] | None) -> Settings:
-        """The typed settings of a ``[settings]`` dict (a job's, a record's), checked by the
-        suite file's schema: an unknown key or a wrong type is a
-        :class:`~gs_bench.suites.SuiteConfigError` naming it and the accepted keys."""
-        if isinstance(settings, cls):
-            return settings
-        table = dict(settings or {})
-        check_table(table, cls, "settings", partial=True)
-        try:
-            return cls(**table)
-        except (TypeError, ValueError) as exc:
-            raise SuiteConfigError(f"settings: {exc}") from None
-
-    @classmethod
-    def from_job(cls, job: Mapping[str, Any]) -> Settings:
-        """The typed settings of a job dict on the worker, re-created from ``job["settings"]``
-        (the dict that entered its key and its record)."""
-        return cls.from_mapping(job.get("settings"))
 
 
 def _typed(config: SuiteConfig) -> Settings:
