@@ -1,6 +1,6 @@
-"""The ``lebed`` suite as a package (issue 31): one typed ``Settings`` holds every default and is
-checked once, from the suite file and from the command line alike; the runner interface is an
-object, not names looked up with ``getattr``."""
+"""The suites as packages (issue 31; lebed and edgewise so far): one typed ``Settings`` holds
+every default and is checked once, from the suite file and from the command line alike; the
+runner interface is an object, not names looked up with ``getattr``."""
 
 from __future__ import annotations
 
@@ -13,15 +13,25 @@ from pathlib import Path
 
 import pytest
 
+import gs_bench.runners.edgewise as edgewise
 import gs_bench.runners.lebed as lebed
 from gs_bench.cli import main
 from gs_bench.runner import HOOKS, OPTIONAL_HOOKS, Runner, SuiteRunner
 from gs_bench.runners import RUNNERS, load_runner
 from gs_bench.runners.lebed.spec import Settings
+from gs_bench.suites import TypedSettings
 from gs_bench.suites import SuiteConfigError, load_suite
 
 PACKAGE = Path(lebed.__file__).resolve().parent
 SETTINGS = [f.name for f in dataclasses.fields(Settings)]
+#: the suites that are packages with a typed Settings: (suite, package, a grid and settings of
+#: a tiny suite file, a setting and its typo)
+PACKAGES = {
+    "lebed": (lebed, 'dataset = ["synthetic-default"]\nshift = ["feature"]\nmodel = ["gcn"]',
+              "noise_levels", "noise_level"),
+    "edgewise": (edgewise, 'dataset = ["synthetic-default"]\nmodel = ["gcn"]\nsplit = [0]\nfold = [0]',
+                 "max_epochs", "max_epoch"),
+}
 
 
 def _suite(tmp_path: Path, settings: str = "", profile_settings: str = "") -> Path:
@@ -39,17 +49,20 @@ def _accepted_keys_named(message: str) -> bool:
 
 
 # ------------------------------------------------------------------------------ one schema
-def test_settings_fields_carry_type_default_allowed_values_and_a_citation():
-    hints = {f.name: f.type for f in dataclasses.fields(Settings)}
-    for f in dataclasses.fields(Settings):
-        assert f.metadata.get("cite"), f"{f.name}: no citation of its default"
-        assert f.metadata.get("allowed") is not None, f"{f.name}: no accepted values"
-        assert hints[f.name], f.name
+@pytest.mark.parametrize("suite", sorted(PACKAGES))
+def test_settings_fields_carry_type_default_allowed_values_and_a_citation(suite):
+    schema = PACKAGES[suite][0].Settings
+    assert issubclass(schema, TypedSettings)
+    for f in dataclasses.fields(schema):
+        assert f.metadata.get("cite"), f"{suite}.{f.name}: no citation of its default"
+        assert f.metadata.get("allowed") is not None, f"{suite}.{f.name}: no accepted values"
+        assert f.type, f.name
     assert Settings().noise_levels == 20 and Settings().lebed_protocol == "authors"
+    assert edgewise.Settings().bins == 15 and edgewise.Settings().stopping == "acc_or_nll"
 
 
-def test_spec_imports_neither_torch_nor_numba():
-    code = ("import sys, gs_bench.runners.lebed.spec, gs_bench.runner; "
+def test_specs_import_neither_torch_nor_numba():
+    code = ("import sys, gs_bench.runners.lebed.spec, gs_bench.runners.edgewise.spec, gs_bench.runner; "
             "print(sorted(m for m in ('torch', 'numba') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
@@ -74,8 +87,11 @@ def setting_defaults_outside_spec(package: Path, names: list[str]) -> list[str]:
     return found
 
 
-def test_no_setting_is_read_from_a_dict_with_a_default_of_its_own():
-    assert setting_defaults_outside_spec(PACKAGE, SETTINGS) == []
+@pytest.mark.parametrize("suite", sorted(PACKAGES))
+def test_no_setting_is_read_from_a_dict_with_a_default_of_its_own(suite):
+    package = PACKAGES[suite][0]
+    names = [f.name for f in dataclasses.fields(package.Settings)]
+    assert setting_defaults_outside_spec(Path(package.__file__).resolve().parent, names) == []
 
 
 def test_the_source_check_finds_a_planted_default(tmp_path):
@@ -189,3 +205,46 @@ def test_gs_bench_no_longer_looks_hooks_up_by_name():
                                                "Settings")):
                 hits.append(f"{path.relative_to(src)}:{node.lineno}")
     assert hits == []
+
+
+# ------------------------------------------------------------------ the same for each package
+def _tiny(tmp_path: Path, suite: str, settings: str = "") -> Path:
+    grid = PACKAGES[suite][1]
+    path = tmp_path / f"{suite}.toml"
+    path.write_text(f'suite = "{suite}"\nseeds = 1\n[grid]\n{grid}\n[settings]\n{settings}\n')
+    return path
+
+
+@pytest.mark.parametrize("suite", sorted(PACKAGES))
+def test_a_typo_from_toml_or_command_line_names_the_key_and_the_accepted_keys(suite, tmp_path, capsys):
+    package, _, key, typo = PACKAGES[suite]
+    accepted = [f.name for f in dataclasses.fields(package.Settings)]
+    with pytest.raises(SuiteConfigError) as exc:
+        load_suite(str(_tiny(tmp_path, suite, f"{typo} = 3")), "full")
+    assert f"settings.{typo}: unknown key; did you mean '{key}'?" in str(exc.value)
+    assert all(name in str(exc.value) for name in accepted)
+    out = tmp_path / "out"
+    assert main(["run", str(_tiny(tmp_path, suite)), "--set", f"{typo}=3", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"command line: settings.{typo}: unknown key" in err, err
+    assert all(name in err for name in accepted) and not out.exists()
+
+
+@pytest.mark.parametrize("suite", sorted(PACKAGES))
+def test_the_runner_of_a_package_is_its_runner_object(suite):
+    package = PACKAGES[suite][0]
+    assert load_runner(suite) is package.RUNNER and package.RUNNER.module == RUNNERS[suite]
+    assert package.RUNNER.Settings.from_job({"settings": {}}) == package.RUNNER.Settings()
+
+
+def test_edgewise_reads_its_settings_typed_on_the_worker_and_in_the_report():
+    from gs_algos import TrainConfig
+
+    cfg = edgewise.train_config({"lr": 0.05}, seed=1)
+    ref = TrainConfig.edgewise(seed=1, device="auto", lr=0.05, weight_decay=5e-4, max_epochs=2000,
+                               patience=100, stopping="acc_or_nll")
+    assert cfg == ref
+    rec = {"job": {"settings": {"stopping": "patience", "bins": 10, "gone_setting": 1}}, "metrics": {}}
+    assert edgewise.Settings.from_record(rec).bins == 10  # an older record's unknown key is left out
+    assert any("stopping = 'patience'" in d for d in edgewise.differences([{**rec, "job": {
+        **rec["job"], "seed": 0, "params": {"dataset": "d", "model": "gcn"}}}]))

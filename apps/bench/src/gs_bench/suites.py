@@ -321,6 +321,14 @@ class TypedSettings:
             raise SuiteConfigError(f"settings: {exc}") from None
 
     @classmethod
+    def from_config(cls, config: Any) -> Any:
+        """The typed settings of a :class:`SuiteConfig`: the object :func:`load_suite` built
+        (:attr:`SuiteConfig.typed_settings`), or, for a config built by hand, one made from its
+        settings dict."""
+        typed = config.typed_settings
+        return typed if isinstance(typed, cls) else cls.from_mapping(config.settings)
+
+    @classmethod
     def from_job(cls, job: Any) -> Any:
         """The typed settings of a job dict, from ``job["settings"]`` (the dict of its key)."""
         return cls.from_mapping(job.get("settings"))

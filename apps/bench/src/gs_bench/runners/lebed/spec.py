@@ -149,17 +149,12 @@ class Settings(TypedSettings):
         return {f: getattr(self, key) for key, f in SETTING_KEYS.items() if getattr(self, key) is not None}
 
 
-def _typed(config: SuiteConfig) -> Settings:
-    typed = config.typed_settings
-    return typed if isinstance(typed, Settings) else Settings.from_mapping(config.settings)
-
-
 def validate(config: SuiteConfig) -> dict[str, str]:
     """The grid's shifts, models and shards, the generator, and the datasets (present, in the
     right domain group); a fingerprint per dataset (a domain-shift source's includes its
     sibling domains', which are test graphs too)."""
     require_axes(config, "lebed", ("dataset", "shift", "model"))
-    st = _typed(config)
+    st = Settings.from_config(config)
     for s in config.grid["shift"]:
         if s not in SHIFTS:
             raise SuiteConfigError(
