@@ -248,3 +248,17 @@ def test_edgewise_reads_its_settings_typed_on_the_worker_and_in_the_report():
     assert edgewise.Settings.from_record(rec).bins == 10  # an older record's unknown key is left out
     assert any("stopping = 'patience'" in d for d in edgewise.differences([{**rec, "job": {
         **rec["job"], "seed": 0, "params": {"dataset": "d", "model": "gcn"}}}]))
+
+
+def test_lebed_retraining_settings_are_checked_before_any_job(tmp_path):
+    """``lebed_epsilon_mode`` and friends reach gs-algos' ``LeBedConfig`` (which owns their
+    accepted values): validate builds it for every dataset and model of the grid, so a bad
+    value stops the plan instead of failing every job."""
+    from gs_bench.preflight import plan_jobs
+
+    config = load_suite(str(_suite(tmp_path, settings='lebed_epsilon_mode = "rel"')), "full")
+    with pytest.raises(SuiteConfigError, match="synthetic-default / gcn: epsilon_mode must be 'absolute' or 'relative'"):
+        plan_jobs(config)
+    config = load_suite(str(_suite(tmp_path, settings="lebed_min_steps = 50\nlebed_max_steps = 5")), "full")
+    with pytest.raises(SuiteConfigError, match="lebed re-training settings of synthetic-default / gcn"):
+        plan_jobs(config)

@@ -30,7 +30,7 @@ This module keeps the names the single-file runner had and defines :data:`RUNNER
 from __future__ import annotations
 
 from gs_bench.runner import SuiteRunner
-from gs_bench.runners.lebed.job import lebed_config, run_job, subsample, test_graph_set
+from gs_bench.runners.lebed.job import run_job, subsample, test_graph_set
 from gs_bench.runners.lebed.report import LABELS, figures, paper_family, pool_shards, seed_cell, tables
 from gs_bench.runners.lebed.spec import (
     DOMAIN_GROUPS,
@@ -45,6 +45,7 @@ from gs_bench.runners.lebed.spec import (
     applicable,
     domain_group,
     is_temporal,
+    lebed_config,
     validate,
 )
 

@@ -10,26 +10,11 @@ from typing import Any
 import numpy as np
 
 from gs_bench.runners.common import data_root
-from gs_bench.runners.lebed.spec import ESTIMATORS, ORIENT, SETTING_KEYS, Settings, domain_group
+from gs_bench.runners.lebed.spec import ESTIMATORS, ORIENT, SETTING_KEYS, Settings, domain_group, lebed_config
 
-__all__ = ["lebed_config", "test_graph_set", "subsample", "run_job"]
+__all__ = ["test_graph_set", "subsample", "run_job"]
 
 log = logging.getLogger("gs_bench.runners.lebed")
-
-
-def lebed_config(dataset: str, model: str, settings: Settings | Mapping[str, Any]):
-    """The re-training settings of one job: ``lebed_protocol`` ("authors": their
-    ``param_space.txt`` value for (dataset, model); "legacy": our former defaults), then any
-    ``lebed_*`` override of :data:`SETTING_KEYS`."""
-    from gs_algos.lebed import LeBedConfig, authors_config
-
-    st = Settings.from_mapping(settings)  # an unknown lebed_protocol fails here
-    cfg = authors_config(dataset, model) if st.lebed_protocol == "authors" else LeBedConfig.legacy()
-    changes = st.retraining_overrides()
-    if changes:
-        cfg = cfg.with_changes(**changes, source=cfg.source + " + suite overrides " + ", ".join(
-            f"{k}={v}" for k, v in changes.items()))
-    return cfg
 
 
 def test_graph_set(params: dict[str, Any], settings: Settings | Mapping[str, Any]):

@@ -25,7 +25,7 @@ from gs_bench.suites import (
 )
 
 __all__ = ["SHIFTS", "DOMAIN_GROUPS", "MODELS", "ESTIMATORS", "ORIENT", "PROTOCOLS",
-           "SETTING_KEYS", "Grid", "Settings", "validate", "applicable"]
+           "SETTING_KEYS", "Grid", "Settings", "validate", "applicable", "lebed_config"]
 
 SHIFTS = ("feature", "domain", "temporal")
 #: domain-shift groups (LeBed Table 1: ACM / DBLP / Citation with one feature space); the
@@ -173,6 +173,12 @@ def validate(config: SuiteConfig) -> dict[str, str]:
         raise SuiteConfigError(
             f"generator {st.generator!r} is not accepted; choose one of {', '.join(GENERATORS)}"
         )
+    for d in config.grid["dataset"]:  # the re-training settings of every job, built once here
+        for m in config.grid["model"]:
+            try:
+                lebed_config(d, m, st)
+            except ValueError as exc:  # e.g. lebed_epsilon_mode = "rel", min_steps > max_steps
+                raise SuiteConfigError(f"lebed re-training settings of {d} / {m}: {exc}") from None
     if config.grid["shift"] == ["temporal"] and not any(is_temporal(d) for d in config.grid["dataset"]):
         raise SuiteConfigError("the temporal shift needs OGB-arxiv in the dataset axis (ogbn-arxiv)")
     fingerprints = dataset_fingerprints(config)
@@ -195,6 +201,21 @@ def validate(config: SuiteConfig) -> dict[str, str]:
             fps = [dataset_fingerprint(s, st.root) for s in siblings]
             fingerprints[d] = ":".join([fingerprints[d], *fps])
     return fingerprints
+
+
+def lebed_config(dataset: str, model: str, settings: Settings | Mapping[str, Any]):
+    """The re-training settings of one job: ``lebed_protocol`` ("authors": their
+    ``param_space.txt`` value for (dataset, model); "legacy": our former defaults), then any
+    ``lebed_*`` override of :data:`SETTING_KEYS`."""
+    from gs_algos.lebed import LeBedConfig, authors_config
+
+    st = Settings.from_mapping(settings)  # an unknown lebed_protocol fails here
+    cfg = authors_config(dataset, model) if st.lebed_protocol == "authors" else LeBedConfig.legacy()
+    changes = st.retraining_overrides()
+    if changes:
+        cfg = cfg.with_changes(**changes, source=cfg.source + " + suite overrides " + ", ".join(
+            f"{k}={v}" for k, v in changes.items()))
+    return cfg
 
 
 def domain_group(name: str) -> tuple[str, ...] | None:
