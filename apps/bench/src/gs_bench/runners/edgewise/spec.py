@@ -65,7 +65,7 @@ class Settings(TypedSettings):
     weight_decay: float = setting(5e-4, cite=_C2, allowed=">= 0")
     max_epochs: int = setting(2000, cite=_C2, allowed="> 0")
     patience: int = setting(100, cite=_C2, allowed="> 0")
-    bins: int = setting(15, cite="edgewise calibration, sec. 4 (ECE with 15 bins, eq. 1)",
+    bins: int = setting(15, cite="edgewise calibration, sec. 4, eq. 1 (the paper's m)",
                         allowed="> 0", doc="ECE and reliability bins")
     stopping: str = setting(
         "acc_or_nll", cite="the authors' src/train.py (patience resets on accuracy or NLL)",
