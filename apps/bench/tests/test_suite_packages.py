@@ -262,3 +262,18 @@ def test_lebed_retraining_settings_are_checked_before_any_job(tmp_path):
     config = load_suite(str(_suite(tmp_path, settings="lebed_min_steps = 50\nlebed_max_steps = 5")), "full")
     with pytest.raises(SuiteConfigError, match="lebed re-training settings of synthetic-default / gcn"):
         plan_jobs(config)
+
+
+def test_edgewise_score_with_reliability_packs_the_nodewise_bins():
+    # the package split once let a keyword named `reliability` shadow the function of that name
+    import numpy as np
+
+    from gs_bench.runners.edgewise.job import score
+
+    rng = np.random.default_rng(0)
+    probs = rng.dirichlet(np.ones(3), size=30)
+    y = rng.integers(0, 3, 30)
+    ei = np.stack([np.arange(29), np.arange(1, 30)])
+    out = score(probs, y, ei, np.arange(30) >= 10, None, 10, with_reliability=True)
+    assert set(out["reliability"]) == {"node", "all", "agree", "disagree"}
+    assert "reliability" not in score(probs, y, ei, np.arange(30) >= 10, None, 10)

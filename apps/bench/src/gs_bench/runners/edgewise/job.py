@@ -75,7 +75,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         out = fit_structured(model, data, masks, params["model"], st, seed,
                               device=job.get("device", "auto"))
         # the paper's text: structured edge joints (GMNN samples, EPFGNN loopy BP)
-        metrics = score(out["node"], y, ei, test, out["edge"], bins, reliability=True)
+        metrics = score(out["node"], y, ei, test, out["edge"], bins, with_reliability=True)
         # the released code (src/evaluation.py scores every model with EdgewiseMetrics on
         # node log-probabilities): product of the structured node marginals
         metrics["product"] = score(out["node"], y, ei, test, None, bins)
@@ -88,12 +88,12 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
                    masks=masks, num_classes=num_classes)
     _, logits = predict_node(model, data)
     probs = torch.softmax(logits.double(), -1).numpy()
-    metrics = score(probs, y, ei, test, None, bins, reliability=True)
+    metrics = score(probs, y, ei, test, None, bins, with_reliability=True)
     metrics.update(best_epoch=res.best.epoch, epochs_run=res.epochs_run)
     return metrics
 
 
-def score(probs, y, ei, test, edge_marginals, bins: int, reliability: bool = False) -> dict[str, Any]:
+def score(probs, y, ei, test, edge_marginals, bins: int, with_reliability: bool = False) -> dict[str, Any]:
     """Table 1 / 3 metrics (fractions) of one prediction on the test nodes.
 
     ECEs with the paper's bins (eq. 1, 3, 5, 7: ``(k-1)/m < c <= k/m``) and, as
@@ -126,7 +126,7 @@ def score(probs, y, ei, test, edge_marginals, bins: int, reliability: bool = Fal
                 edge_brier=float(ew.all.brier),
                 homophily=float(ew.homophily),
             )
-            if reliability:
+            if with_reliability:
                 out["reliability"] = {
                     "node": reliability(probs[test], y[test], bins),
                     **{k: pack_bins(getattr(ew, k).bins) for k in ("all", "agree", "disagree")},
