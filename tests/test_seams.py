@@ -9,7 +9,9 @@
   in ``nox -s lint`` as well; this test also checks that they list every private module.
 * No import circle among gs-bench's modules. Module-level and function-level imports both
   count (a function-level import that closes a circle only hides it until the function runs),
-  as do the parent packages an import executes; ``importlib.import_module`` with a computed
+  as do the parent packages an import executes (not those of the importing module itself,
+  which ran before it: a suite package's ``job`` importing its ``spec`` is no circle with the
+  package's ``__init__``, which imports both); ``importlib.import_module`` with a computed
   name (``gs_bench.runners.load_runner``) is not an import statement and does not count.
 
 Each check is also run on a copy of the tree with a planted offence, and must fail there.
@@ -129,8 +131,10 @@ def _imported(module: str, is_package: bool, tree: ast.Module, known: dict[str, 
             names = [base] + [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known]
         for name in names:
             parts = name.split(".")
-            out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1)
-                       if ".".join(parts[:i]) in known)
+            # the packages above ``module`` ran before it did: importing a sibling executes
+            # them only where the statement names one of them itself
+            out.update(p for p in (".".join(parts[:i]) for i in range(1, len(parts) + 1))
+                       if p in known and (p == name or not module.startswith(p + ".")))
     out.discard(module)
     return out
 
@@ -198,6 +202,8 @@ def test_a_planted_private_import_is_caught(planted, tmp_path):
     ("gs_bench/preflight.py", "\n\ndef _planted():\n    from gs_bench.run import run_suite\n    return run_suite\n"),
     # a relative import from a runner into a module that imports the runners' common pieces
     ("gs_bench/runners/common.py", "\n\ndef _planted():\n    from ..runners import structural\n    return structural\n"),
+    # a suite package's spec importing its package, whose __init__ imports the spec
+    ("gs_bench/runners/lebed/spec.py", "\n\ndef _planted():\n    from gs_bench.runners.lebed import job\n    return job\n"),
 ])
 def test_a_planted_circle_is_caught(planted, tmp_path):
     copy = _copy(tmp_path)

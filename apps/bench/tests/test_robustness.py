@@ -292,7 +292,9 @@ def test_valid_settings_still_load_and_ints_count_as_floats(tmp_path):
 def test_every_setting_a_runner_reads_is_declared_in_its_schema():
     """The runner's ``Settings`` is the one place a setting is declared: a key read in the
     runner (``settings.get("x", default)``, ``settings["x"]``, ``"x" in settings``) must be a
-    field, and a literal default there must equal the field's default."""
+    field, and a literal default there must equal the field's default. A suite that is a
+    package (issue 31: lebed, edgewise) reads no setting from the dict at all: its code reads
+    the typed ``Settings`` (``tests/test_suite_packages.py`` checks that more broadly)."""
     import ast
     import dataclasses
     import importlib
@@ -301,9 +303,10 @@ def test_every_setting_a_runner_reads_is_declared_in_its_schema():
         mod = importlib.import_module(module)
         fields = {f.name: f.default for f in dataclasses.fields(mod.Settings)}
         axes = {f.name for f in dataclasses.fields(mod.Grid)}  # split_figures folds the ratio in
-        tree = ast.parse(Path(mod.__file__).read_text())
+        package = hasattr(mod, "__path__")
+        sources = sorted(Path(mod.__file__).parent.rglob("*.py")) if package else [Path(mod.__file__)]
         read: dict[str, object] = {}
-        for node in ast.walk(tree):
+        for node in (n for src in sources for n in ast.walk(ast.parse(src.read_text()))):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
                     and isinstance(node.func.value, (ast.Name, ast.Attribute))
                     and getattr(node.func.value, "id", getattr(node.func.value, "attr", "")) == "settings"
@@ -313,6 +316,9 @@ def test_every_setting_a_runner_reads_is_declared_in_its_schema():
             elif (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "settings"
                   and isinstance(node.slice, ast.Constant)):
                 read.setdefault(node.slice.value, ...)
+        if package:
+            assert not read, f"{suite}: reads settings {sorted(read)} from the dict, not from its Settings"
+            continue
         assert read, suite
         for key, default in read.items():
             if key in axes:

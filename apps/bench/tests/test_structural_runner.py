@@ -162,12 +162,12 @@ def test_report_sections_follow_the_papers_order(tmp_path, monkeypatch):
     from gs_bench import report
     from gs_bench.store import ResultsStore
 
-    class Fake:
-        def __init__(self, suite):
-            self.suite = suite
+    from gs_bench.runner import SuiteRunner
 
-        def tables(self, recs):
-            return [report.Table(f"table of {self.suite}", ["a"], [["1"]])]
+    def Fake(suite):  # a runner with the required hooks only: the optional ones default
+        return SuiteRunner(name=suite, module=__name__, Grid=structural.Grid, Settings=structural.Settings,
+                           validate=lambda config: {}, run_job=lambda job: {},
+                           tables=lambda recs: [report.Table(f"table of {suite}", ["a"], [["1"]])])
 
     store = ResultsStore(tmp_path)
     store.root.mkdir(parents=True, exist_ok=True)
@@ -176,7 +176,7 @@ def test_report_sections_follow_the_papers_order(tmp_path, monkeypatch):
                "metrics": {}}
         (tmp_path / "results").mkdir(exist_ok=True)
         (tmp_path / "results" / f"k{i}.json").write_text(json.dumps(rec))
-    monkeypatch.setattr("gs_bench.runners.load_runner", lambda s: Fake(s))
+    monkeypatch.setattr("gs_bench.runners.load_runner", Fake)
     text = Path(report.build_report(tmp_path)).read_text()
     pos = [text.index(f"## {s}") for s in ("structural-shifts", "edgewise", "lebed", "gess")]
     assert pos == sorted(pos)

@@ -87,6 +87,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--split-source", choices=("seeded", "authors", "authors-where-published"), help="structural-shifts: 'authors' uses the authors' published 50:50 masks (<root>/structural-shifts/<name>/splits/<shift>.pth), 'seeded' gs-splits with split seed 0, 'authors-where-published' the authors' masks at 50:50 and gs-splits at the other ratios (default: the suite's setting)")
     run.add_argument("--robustness-framework", choices=("paper", "good"), help="structural-shifts: how DANN / CORAL / Mixup / EERM are trained, 'paper' (appendix F encoder, optimiser and checkpoint rule, as every other method; the default) or 'good' (GOOD's GCN 3 x 300 and GOODCora training: lr 1e-3, no weight decay, 100 epochs, best Valid-In accuracy)")
     run.add_argument("--robustness-variant", choices=ROBUSTNESS_VARIANTS, help=f"structural-shifts: formulation of DANN / CORAL / Mixup / EERM, 'good' (the GOOD benchmark's code the paper used) or 'ours-v1' (our earlier one, with domain bins over all nodes); default: the suite's setting, else {DEFAULT_ROBUSTNESS_VARIANT!r}")
+    run.add_argument("--set", action="append", metavar="KEY=VALUE", dest="set_settings", help="override one of the suite's [settings] (repeatable); VALUE is read as a TOML value (3, 0.5, true, \"text\", [\"gcn\", \"mlp\"]), a bare word as text. Checked against the suite's settings like the file's: an unknown key or a wrong type stops the run before any job")
     run.add_argument("--executor", default="local", choices=EXECUTORS, help="local worker processes (default) or a Ray cluster (docs/cluster.md)")
     run.add_argument("--address", help="Ray cluster address for --executor ray, e.g. HEAD:6379 or 'auto' (default: start a local Ray)")
     run.add_argument("--workers", type=int, default=1, metavar="N", help="parallel jobs, at most (default: 1); with Ray also on a cluster given by --address")
@@ -119,10 +120,27 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _setting_value(text: str):
+    """A ``--set`` value: a TOML value where it parses as one, else the text itself."""
+    from gs_bench.suites import tomllib  # tomli before Python 3.11
+
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
 def _setting_overrides(args: argparse.Namespace) -> dict | None:
-    """Suite settings given on the command line (``--split-source``, ``--robustness-variant``,
-    ``--robustness-framework``)."""
+    """Suite settings given on the command line (``--set KEY=VALUE``, ``--split-source``,
+    ``--robustness-variant``, ``--robustness-framework``); ``load_suite``'s schema checks them
+    (:meth:`gs_bench.suites.SuiteConfig.with_overrides`). A ``--set`` without ``=`` is a
+    ``ValueError``."""
     out = {}
+    for item in getattr(args, "set_settings", None) or ():
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"argument --set: expected KEY=VALUE, got {item!r}")
+        out[key.strip()] = _setting_value(value.strip())
     if args.split_source:
         out["split_source"] = args.split_source
     if getattr(args, "robustness_variant", None):
@@ -173,9 +191,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gs_bench.suites import SuiteConfigError, load_suite
 
         try:
+            overrides = _setting_overrides(args)
+        except ValueError as exc:
+            parser.error(str(exc))
+        try:
             # a profile named on the command line must be in the file; the default demo
             # falls back to the base settings, which the plan line states
-            load_suite(args.suite, args.profile or "demo", explicit=args.profile is not None)
+            config = load_suite(args.suite, args.profile or "demo", explicit=args.profile is not None)
+            # settings given here pass the same schema (a typo stops the run before any job)
+            config.with_overrides(settings=overrides)
             if args.executor == "ray" and not args.dry_run:
                 require("ray", "--executor ray")
         except SuiteConfigError as exc:

@@ -123,10 +123,10 @@ def _lebed(records: Sequence[dict[str, Any]]) -> list[Cell]:
     cells = []
     groups = group_records(records, ("dataset", "shift", "model"))
     for (ds, shift, model) in sorted(groups, key=lambda k: tuple(map(str, k))):
-        fam = L._family(ds)
+        fam = L.paper_family(ds)
         if fam is None:
             continue
-        pooled = list(L._pooled(groups[(ds, shift, model)]).values())
+        pooled = list(L.pool_shards(groups[(ds, shift, model)]).values())
         for k in L.ESTIMATORS:
             pub = lebed_published(fam, model, k)
             vals = [x[f"{k}_spearman"] for x in pooled if math.isfinite(x[f"{k}_spearman"])]

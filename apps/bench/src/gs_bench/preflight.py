@@ -9,7 +9,7 @@ Two kinds of problem are told apart, because they call for different fixes:
 * ``data``: the job needs files or an optional package this machine lacks (a dataset not
   downloaded, PYTHIA 8 + ACTS for Track events not in the cache). Fix the machine.
 
-A runner module may define ``problems(config, jobs) -> list[Problem]`` (jobs as planned by
+A runner may define ``problems(config, jobs) -> list[Problem]`` (jobs as planned by
 :func:`plan_jobs`). A :class:`~gs_bench.suites.DataMissingError` raised by a
 runner's ``validate`` becomes one ``data`` problem for all the suite's jobs; any other
 :class:`~gs_bench.suites.SuiteConfigError` (a construction error found while loading or
@@ -126,22 +126,17 @@ def plan_jobs(
     env = environment()
     env["data_fingerprints"] = dict(fingerprints or {})
     seeds = config.seeds
-    max_runs = getattr(runner, "max_runs", None)
-    if max_runs is not None:  # some grid points run more often than `seeds` (e.g. GPN: 5)
-        config = config.with_overrides(seeds=max(config.seeds, max_runs(config.settings, config.seeds)))
+    most = runner.max_runs(config.settings, config.seeds)
+    if most > config.seeds:  # some grid points run more often than `seeds` (e.g. GPN: 5)
+        config = config.with_overrides(seeds=most)
     jobs = expand_jobs(config, versions=env["versions"], fingerprints=fingerprints,
                        key_extra=key_extra)
-    applicable = getattr(runner, "applicable", None)
-    if applicable is not None:  # grid points that make no sense (e.g. a domain shift of Cora)
-        jobs = [j for j in jobs if applicable(j.params, j.settings)]
-    runs = getattr(runner, "runs", None)
-    if runs is not None:  # methods with their own number of runs (e.g. one 5-member ensemble)
-        jobs = [j for j in jobs if j.seed < runs(j.params, j.settings, seeds)]
-    out = [j.as_dict() for j in jobs]
-    order = getattr(runner, "order_jobs", None)
-    if order is not None:  # e.g. single models before the ensembles that reuse them
-        out = order(out)
-    return out, env
+    # grid points that make no sense (e.g. a domain shift of Cora), and methods with their own
+    # number of runs (e.g. one 5-member ensemble)
+    jobs = [j for j in jobs if runner.applicable(j.params, j.settings)
+            and j.seed < runner.runs(j.params, j.settings, seeds)]
+    # e.g. single models before the ensembles that reuse them
+    return runner.order_jobs([j.as_dict() for j in jobs]), env
 
 
 def check_suite(config, key_extra: dict[str, Any] | None = None) -> Preflight:
@@ -160,7 +155,5 @@ def check_suite(config, key_extra: dict[str, Any] | None = None) -> Preflight:
         out.problems.append(Problem("data", "suite", " ".join(str(exc).split()), len(out.jobs)))
         return out
     out.jobs = jobs
-    finder = getattr(load_runner(config.suite), "problems", None)
-    if finder is not None:
-        out.problems.extend(finder(config, jobs))
+    out.problems.extend(load_runner(config.suite).problems(config, jobs))
     return out

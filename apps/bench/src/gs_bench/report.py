@@ -272,7 +272,7 @@ def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None
             # records of other settings are never averaged together: a section (and so a row)
             # of their own, titled with the settings that set them apart (issue 34)
             tables = runner.tables(recs)
-            figures = runner.figures(recs, report_dir) if hasattr(runner, "figures") else []
+            figures = runner.figures(recs, report_dir)
             if len(groups) > 1:  # the next group draws files of the same names: move these
                 sub = report_dir / f"settings-{i + 1}"
                 sub.mkdir(exist_ok=True)
@@ -281,8 +281,8 @@ def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None
                         # a move of a finished figure, not a write: no temporary file involved
                         shutil.move(report_dir / f.path, sub / Path(f.path).name)
                         f.path = f"{sub.name}/{Path(f.path).name}"
-            texts = runner.paragraphs(recs) if hasattr(runner, "paragraphs") else []
-            notes = runner.notes(recs, out) if hasattr(runner, "notes") else []
+            texts = runner.paragraphs(recs)
+            notes = runner.notes(recs, out)
             title = f"{suite} ({label})" if label else suite
             sections.append((title, tables, figures, texts, notes))
     failed = [r for r in records if r.get("status") != "ok"]

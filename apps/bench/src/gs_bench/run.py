@@ -62,7 +62,7 @@ def run_suite(
     axes = dict(axes or {})
     if "method" in axes and "method" not in config.grid and "model" in config.grid:
         axes["model"] = axes.pop("method")  # the edgewise suite compares models, not methods
-    for short, axis in getattr(load_runner(config.suite), "AXIS_ALIASES", {}).items():
+    for short, axis in load_runner(config.suite).axis_aliases.items():
         if short in axes and short not in config.grid:  # e.g. gess: --methods -> algorithm
             axes[axis] = axes.pop(short)
     config = config.with_overrides(seeds=seeds, axes=axes, settings=settings)

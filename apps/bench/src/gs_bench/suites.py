@@ -75,6 +75,7 @@ __all__ = [
     "check_table",
     "check_positive",
     "check_nonnegative",
+    "TypedSettings",
     "job_resources",
     "RESOURCE_KEYS",
 ]
@@ -109,6 +110,13 @@ class SuiteConfig:
     #: the file has no table of ``profile`` and its base settings run instead (the default
     #: profile, demo, on a file without ``[profiles.demo]``); :attr:`profile_label` says so
     profile_missing: bool = False
+    #: :attr:`settings` built into the runner's ``Settings`` dataclass (every default filled
+    #: in, its value checks passed), once by :func:`load_suite` and again by
+    #: :meth:`with_overrides` through the same schema; ``None`` for a config built by hand.
+    #: :attr:`settings` stays the dict of the keys the suite file and the command line set:
+    #: it is what enters the job keys and the records, and a worker re-creates the typed
+    #: object from it (e.g. ``gs_bench.runners.lebed.Settings.from_job``).
+    typed_settings: Any = field(default=None, compare=False, repr=False)
 
     @property
     def profile_label(self) -> str:
@@ -142,6 +150,16 @@ class SuiteConfig:
             grid[axis] = list(values)
         if seeds is not None and seeds < 1:
             raise SuiteConfigError(f"--seeds must be >= 1, got {seeds}")
+        typed = self.typed_settings
+        if settings and typed is not None:
+            # the command line's settings pass the schema the suite file passed: an unknown
+            # key or a wrong type stops here, naming the key and the accepted ones
+            where = "command line: settings"
+            check_table(dict(settings), type(typed), where, partial=True)
+            try:
+                typed = dataclasses.replace(typed, **settings)
+            except (TypeError, ValueError) as exc:
+                raise SuiteConfigError(f"{where}: {exc}") from None
         return SuiteConfig(
             suite=self.suite,
             profile=self.profile,
@@ -154,6 +172,7 @@ class SuiteConfig:
             resources=copy.deepcopy(self.resources),
             exclude=self.exclude,
             profile_missing=self.profile_missing,
+            typed_settings=typed,
         )
 
 
@@ -259,11 +278,8 @@ def runner_schema(suite: str) -> tuple[type, type]:
     """
     from gs_bench.runners import load_runner
 
-    runner = load_runner(suite)
-    grid, settings = getattr(runner, "Grid", None), getattr(runner, "Settings", None)
-    if not (dataclasses.is_dataclass(grid) and dataclasses.is_dataclass(settings)):
-        raise TypeError(f"runner of suite {suite!r} must define dataclasses Grid and Settings")
-    return grid, settings
+    runner = load_runner(suite)  # a TypeError unless both are dataclasses
+    return runner.Grid, runner.Settings
 
 
 def check_positive(settings: Any, *names: str) -> None:
@@ -283,6 +299,47 @@ def check_nonnegative(settings: Any, *names: str) -> None:
         value = getattr(settings, name)
         if value is not None and not (value >= 0 and math.isfinite(value)):
             raise ValueError(f"{name} must be >= 0 and finite, got {value!r}")
+
+
+class TypedSettings:
+    """Base of a suite's frozen ``Settings`` dataclass: the typed object re-created from a
+    settings dict (a job's on the worker, a record's in a report) through the schema the suite
+    file passed. The dict stays what enters the job keys; the object is what the code reads."""
+
+    @classmethod
+    def from_mapping(cls, settings: Any) -> Any:
+        """The typed settings of a ``[settings]`` dict (an instance passes through): an unknown
+        key or a wrong type is a :class:`SuiteConfigError` naming it and the accepted keys, a
+        bad value one naming the setting."""
+        if isinstance(settings, cls):
+            return settings
+        table = dict(settings or {})
+        check_table(table, cls, "settings", partial=True)
+        try:
+            return cls(**table)
+        except (TypeError, ValueError) as exc:
+            raise SuiteConfigError(f"settings: {exc}") from None
+
+    @classmethod
+    def from_config(cls, config: Any) -> Any:
+        """The typed settings of a :class:`SuiteConfig`: the object :func:`load_suite` built
+        (:attr:`SuiteConfig.typed_settings`), or, for a config built by hand, one made from its
+        settings dict."""
+        typed = config.typed_settings
+        return typed if isinstance(typed, cls) else cls.from_mapping(config.settings)
+
+    @classmethod
+    def from_job(cls, job: Any) -> Any:
+        """The typed settings of a job dict, from ``job["settings"]`` (the dict of its key)."""
+        return cls.from_mapping(job.get("settings"))
+
+    @classmethod
+    def from_record(cls, record: Any) -> Any:
+        """The typed settings a record's job ran with, for a report: keys this version no longer
+        knows (a record of an older gs-bench) are left out instead of refused."""
+        settings = (record.get("job") or {}).get("settings") or {}
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls.from_mapping({k: v for k, v in settings.items() if k in names})
 
 
 def _non_finite(value: Any, path: str) -> tuple[str, float] | None:
@@ -529,7 +586,8 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
     tables against :class:`SuiteFile` / :class:`ProfileTable`, ``[grid]`` and ``[settings]``
     (and those of every profile) against the runner's ``Grid`` / ``Settings`` dataclasses
     (:func:`runner_schema`). The merged settings are built into ``Settings`` so its own
-    value checks (``__post_init__``) run too.
+    value checks (``__post_init__``) run too, and that object is kept
+    (:attr:`SuiteConfig.typed_settings`).
     """
     raw, source = _read_toml(name_or_path)
     for key in raw:
@@ -610,7 +668,7 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
         seeds_value = prof.get("seeds", seeds)
         description = prof.get("description", description)
     try:
-        settings_schema(**settings)
+        typed = settings_schema(**settings)
     except (TypeError, ValueError) as exc:
         where = f"profiles.{profile}.settings / settings" if profile in profiles else "settings"
         raise SuiteConfigError(f"{source}: {where}: {exc}") from None
@@ -637,6 +695,7 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
         resources=resources,
         exclude=exclude,
         profile_missing=profile == "demo" and profile not in profiles,
+        typed_settings=typed,
     )
 
 

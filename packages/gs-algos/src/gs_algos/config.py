@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 from gs_algos.device import check_device
-from gs_algos.names import STRUCTURAL_PROTOCOLS
+from gs_algos.names import STOPPING_RULES, STRUCTURAL_PROTOCOLS
 from gs_metrics import available_metrics, get_metric
 
 __all__ = ["GOOD_CORA_TRAINING", "STRUCTURAL_PROTOCOLS", "TrainConfig"]
@@ -36,7 +36,7 @@ GOOD_CORA_TRAINING = {"erm": (1e-3, 100), "dann": (1e-3, 100), "coral": (1e-3, 1
 #: selection on the training loss; every other metric name comes from gs-metrics' registry
 #: (:data:`gs_metrics.TASK_METRICS`: accuracy, auroc, mae and any registered one)
 _LOSS = "loss"
-_STOPPING = ("patience", "acc_or_nll")
+_STOPPING = STOPPING_RULES
 #: fields that do not change what is trained (left out of :meth:`TrainConfig.identity`)
 _NOT_IDENTITY = ("device",)
 #: fields added after keys were in use: part of :meth:`TrainConfig.identity` (and of the

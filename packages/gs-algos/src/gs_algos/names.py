@@ -35,6 +35,7 @@ __all__ = [
     "NODE_KINDS",
     "ROBUSTNESS_METHODS",
     "ROBUSTNESS_VARIANTS",
+    "STOPPING_RULES",
     "STRUCTURAL_PROTOCOLS",
     "builtin_method_names",
     "builtin_node_method_names",
@@ -113,6 +114,11 @@ GESS_VARIANTS = ("ours-v1", "gess")
 #: Named training protocols of :meth:`gs_algos.TrainConfig.structural_shifts`: the authors'
 #: (200 epochs, lowest Valid-In loss) and our earlier early stopping.
 STRUCTURAL_PROTOCOLS = ("authors", "early-stop")
+
+#: Early-stopping rules of :class:`gs_algos.TrainConfig` (``stopping``): patience on the
+#: selection metric, or the edgewise-calibration authors' rule (``src/train.py``: patience
+#: resets when validation accuracy >= best or NLL <= best).
+STOPPING_RULES = ("patience", "acc_or_nll")
 
 
 def canonical_method(name: str) -> str:

@@ -1,0 +1,184 @@
+"""The interface of a suite runner, written down once (issue 31).
+
+A runner has three required hooks and ten optional ones; before this module the optional
+ones were found by ``getattr`` / ``hasattr`` at eleven call sites (report, preflight, run,
+suites) and described only in prose. :class:`Runner` states the whole interface as a
+``Protocol``; :class:`SuiteRunner` implements it with a default for every optional hook, so a
+caller calls ``runner.figures(...)`` and never asks whether it exists.
+
+A runner package (``gs_bench/runners/lebed/``) defines ``RUNNER = SuiteRunner(...)`` in its
+``__init__``; :func:`gs_bench.runners.load_runner` returns it. A runner module without
+``RUNNER`` (the older single-file runners, a test's toy runner) is wrapped once by
+:meth:`SuiteRunner.from_module`, the one place that still looks its hooks up by name.
+
+This module imports no other gs_bench module at run time (``gs_bench.runners`` imports it, and
+``gs_bench.suites`` imports ``gs_bench.runners``), and neither torch nor numba.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["Runner", "SuiteRunner", "HOOKS", "OPTIONAL_HOOKS", "setting"]
+
+Record = dict[str, Any]
+#: :class:`gs_bench.suites.SuiteConfig`, :class:`gs_bench.report.Table` and ``Figure``: not
+#: imported here, not even for type checking (a circle: suites -> runners -> this module)
+SuiteConfig = Table = Figure = Any
+
+#: the hooks every runner defines
+HOOKS = ("validate", "run_job", "tables")
+#: the hooks a runner may leave out (each has a default in :class:`SuiteRunner`)
+OPTIONAL_HOOKS = ("figures", "paragraphs", "notes", "applicable", "runs", "max_runs",
+                  "order_jobs", "problems", "axis_aliases")
+
+
+@runtime_checkable
+class Runner(Protocol):
+    """What gs-bench asks of the runner of one suite.
+
+    ``Grid`` and ``Settings`` are frozen dataclasses: the grid axes and the ``[settings]`` keys
+    the suite accepts, with their types (``load_suite`` checks a suite file against them). The
+    optional hooks' defaults are those of :class:`SuiteRunner`.
+    """
+
+    name: str
+    Grid: type
+    Settings: type
+
+    # -- required
+    def validate(self, config: SuiteConfig) -> dict[str, str]:
+        """Check datasets, methods and data files before any job starts (raise
+        :class:`gs_bench.suites.SuiteConfigError` saying what to fix); a fingerprint per dataset."""
+
+    def run_job(self, job: dict[str, Any]) -> dict[str, Any]:
+        """Run one job (``job["params"]``, ``["settings"]``, ``["seed"]``, and from the executor
+        ``["device"]`` and ``["workdir"]``) on a worker; its metrics."""
+
+    def tables(self, records: Sequence[Record]) -> list[Table]:
+        """The paper-layout tables, drawn from the records only."""
+
+    # -- optional
+    def figures(self, records: Sequence[Record], report_dir: Path) -> list[Figure]:
+        """Figures written into ``report_dir`` (default: none)."""
+
+    def paragraphs(self, records: Sequence[Record]) -> list[str]:
+        """Text put before the suite's tables, e.g. the training protocol (default: none)."""
+
+    def notes(self, records: Sequence[Record], run_dir: Path) -> list[str]:
+        """Text put after the suite's figures, e.g. what could not be drawn (default: none)."""
+
+    def applicable(self, params: dict[str, Any], settings: dict[str, Any]) -> bool:
+        """Whether a grid point makes sense (default: every point does)."""
+
+    def runs(self, params: dict[str, Any], settings: dict[str, Any], seeds: int) -> int:
+        """Runs of a grid point, e.g. one 5-member ensemble against 3 runs of a single model
+        (default: ``seeds``)."""
+
+    def max_runs(self, settings: dict[str, Any], seeds: int) -> int:
+        """The most runs any grid point has, so that many are planned (default: ``seeds``)."""
+
+    def order_jobs(self, jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The order the executor starts the jobs in (default: as planned)."""
+
+    def problems(self, config: SuiteConfig, jobs: list[dict[str, Any]]) -> list[Any]:
+        """Jobs that cannot succeed, as :class:`gs_bench.preflight.Problem` (default: none)."""
+
+    @property
+    def axis_aliases(self) -> Mapping[str, str]:
+        """Command-line axis names that mean one of this suite's axes, e.g. gess's
+        ``--methods`` for its ``algorithm`` axis (default: none)."""
+
+
+def _no_figures(records: Sequence[Record], report_dir: Path) -> list[Any]:
+    return []
+
+
+def _no_text(records: Sequence[Record]) -> list[str]:
+    return []
+
+
+def _no_notes(records: Sequence[Record], run_dir: Path) -> list[str]:
+    return []
+
+
+def _every_point(params: dict[str, Any], settings: dict[str, Any] | None = None) -> bool:
+    return True
+
+
+def _every_seed(params: dict[str, Any], settings: dict[str, Any], seeds: int) -> int:
+    return seeds
+
+
+def _seeds(settings: dict[str, Any], seeds: int) -> int:
+    return seeds
+
+
+def _as_planned(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return jobs
+
+
+def _no_problems(config: Any, jobs: list[dict[str, Any]]) -> list[Any]:
+    return []
+
+
+@dataclass(frozen=True)
+class SuiteRunner:
+    """A :class:`Runner` made of functions: the required hooks, and the optional ones where
+    the suite has them (every other one keeps its default). ``module`` is the import path the
+    executors load ``run_job`` from on a worker (``"<module>:run_job"``)."""
+
+    name: str
+    module: str
+    Grid: type
+    Settings: type
+    validate: Callable[..., dict[str, str]]
+    run_job: Callable[[dict[str, Any]], dict[str, Any]]
+    tables: Callable[..., list[Any]]
+    figures: Callable[..., list[Any]] = _no_figures
+    paragraphs: Callable[..., list[str]] = _no_text
+    notes: Callable[..., list[str]] = _no_notes
+    applicable: Callable[..., bool] = _every_point
+    runs: Callable[..., int] = _every_seed
+    max_runs: Callable[..., int] = _seeds
+    order_jobs: Callable[..., list[dict[str, Any]]] = _as_planned
+    problems: Callable[..., list[Any]] = _no_problems
+    axis_aliases: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("Grid", "Settings"):
+            if not dataclasses.is_dataclass(getattr(self, name)):
+                raise TypeError(f"runner of suite {self.name!r}: {name} must be a dataclass")
+
+    @classmethod
+    def from_module(cls, name: str, module: ModuleType) -> SuiteRunner:
+        """The runner of a module that defines the hooks as functions (and ``AXIS_ALIASES``):
+        the one place their names are looked up. A missing required hook is a ``TypeError``."""
+        ns = vars(module)
+        missing = [h for h in ("Grid", "Settings", *HOOKS) if h not in ns]
+        if missing:
+            raise TypeError(f"runner module {module.__name__} of suite {name!r} lacks "
+                            f"{', '.join(missing)} (a runner defines Grid, Settings, "
+                            f"{', '.join(HOOKS)})")
+        optional = {h: ns[h] for h in OPTIONAL_HOOKS if h in ns and h != "axis_aliases"}
+        if "AXIS_ALIASES" in ns:
+            optional["axis_aliases"] = dict(ns["AXIS_ALIASES"])
+        return cls(name=name, module=module.__name__, Grid=ns["Grid"], Settings=ns["Settings"],
+                   **{h: ns[h] for h in HOOKS}, **optional)
+
+
+def setting(default: Any = None, *, cite: str, allowed: Any = None, doc: str = "") -> Any:
+    """A field of a suite's ``Settings`` with its paper citation and accepted values written
+    beside its default (``dataclasses.fields(Settings)[i].metadata``): ``cite`` names the
+    source of the default (paper section, the authors' script), ``allowed`` the accepted
+    values (a tuple, or the dotted name of the table that holds them) and ``doc`` one line on
+    what it does. A list default is copied per instance."""
+    meta = {"cite": cite, "allowed": allowed, "doc": doc}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=meta)
+    return field(default=default, metadata=meta)
