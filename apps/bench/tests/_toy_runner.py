@@ -67,7 +67,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     concurrent = 1
     if settings.get("trace_dir"):
         trace = Path(settings["trace_dir"])
-        (trace / f"start.{job['key']}.{os.getpid()}.{time.time_ns()}").write_text(job.get("device", ""))
+        (trace / f"start.{job['key']}.{os.getpid()}.{time.time_ns()}").write_text(str(job.get("device", "")))
         running = trace / f"running.{job['key']}.{os.getpid()}"
         running.write_text("")
         concurrent = len(list(trace.glob("running.*")))

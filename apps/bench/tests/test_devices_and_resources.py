@@ -152,3 +152,45 @@ def test_shipped_suites_load_with_their_resources():
         for profile in ("demo", "ci", "full"):
             cfg = load_suite(suite, profile)
             assert job_resources(cfg.resources, {})["num_cpus"] >= 1
+
+
+# ------------------------------------------------------------------ one resolution per job
+#: (suite, grid of one cheap demo job, settings that shorten it)
+_ONE_JOB = {
+    "structural-shifts": ({"method": ["erm"]}, {"max_epochs": 2}),
+    "edgewise": ({"model": ["gcn"]}, {"max_epochs": 2}),
+    "lebed": ({}, {"max_epochs": 2, "noise_levels": 1, "mask_levels": 1, "test_graphs": 3,
+                   "lebed_max_steps": 2, "lebed_min_steps": 0}),
+    "gess": ({"algorithm": ["erm"]}, {"max_epochs": 1}),
+}
+
+
+@pytest.mark.parametrize("suite", sorted(_ONE_JOB))
+def test_the_device_is_resolved_exactly_once_per_job(suite, tmp_path, monkeypatch):
+    """Issue 31: ``--device`` is resolved once, where the job runs (executors.run_one), and the
+    resolved torch.device travels down: the runner and gs-algos' trainers never resolve it
+    again (gs_algos.as_device takes a resolved device as it is)."""
+    import torch
+
+    import gs_algos.device as dev
+    from gs_bench.executors import run_one
+    from gs_bench.preflight import plan_jobs
+
+    calls: list[object] = []
+    real = dev.resolve_device
+
+    def counting(value="auto", what="device"):
+        calls.append(value)
+        return real(value, what)
+
+    monkeypatch.setattr(dev, "resolve_device", counting)
+    axes, settings = _ONE_JOB[suite]
+    config = load_suite(suite, "demo").with_overrides(axes=axes, settings=settings)
+    jobs, _ = plan_jobs(config)
+    record = run_one(runners.RUNNERS[suite] + ":run_job", jobs[0], workdir=str(tmp_path),
+                     device="auto")
+    assert record["status"] == "ok", record["error"]
+    assert calls == ["auto"], f"{suite}: resolve_device called {len(calls)} times: {calls}"
+    assert record["device"] == "cpu" or record["device"].startswith("cuda")
+    # and a name handed to gs-algos directly still resolves (users who call it without gs-bench)
+    assert isinstance(dev.as_device("auto"), torch.device) and len(calls) == 2

@@ -124,6 +124,23 @@ def test_auto_is_cuda_when_available_else_cpu(monkeypatch):
         resolve_device("cuda:2")
 
 
+def test_as_device_takes_a_resolved_device_as_it_is_and_resolves_a_name(monkeypatch):
+    import gs_algos.device as dev
+
+    calls = []
+    monkeypatch.setattr(dev, "resolve_device", lambda v="auto", what="device": calls.append(v) or torch.device("cpu"))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    # resolved devices pass through untouched, even a CUDA one on a machine without CUDA (the
+    # caller resolved it where it runs)
+    assert dev.as_device(torch.device("cpu")) == torch.device("cpu")
+    assert dev.as_device(torch.device("cuda", 1)) == torch.device("cuda", 1)
+    assert calls == []
+    # names and an index-less CUDA device are resolved
+    for value in ("auto", "cpu", torch.device("cuda")):
+        dev.as_device(value, "X.device")
+    assert calls == ["auto", "cpu", torch.device("cuda")]
+
+
 def test_a_missing_gpu_fails_before_training_with_the_reason(monkeypatch, synthetic_graph, tiny_gcn):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     model = tiny_gcn(8, 3)

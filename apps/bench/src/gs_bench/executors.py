@@ -224,7 +224,8 @@ def run_one(
     ``workdir`` (the results folder) reaches the runner as ``job["workdir"]``, e.g. for
     files shared between jobs such as trained ensemble members; ``device`` (``"auto"``,
     ``"cpu"``, ``"cuda"``, ``"cuda:N"``) is resolved here, on the machine that runs the job,
-    and reaches the runner as ``job["device"]`` (the concrete device, e.g. ``"cuda:0"``); the
+    and reaches the runner as ``job["device"]``, a :class:`torch.device` (e.g. ``cuda:0``) that
+    the runner passes down unchanged (the job's one resolution; the record stores its name); the
     record keeps ``job`` as it was given (neither enters the job key) and stores the device
     used and the worker (:func:`worker_info`). ``threads``: torch threads of the job (default
     1). With ``capture_log`` the job's log is returned in the record as ``log`` (text) instead
@@ -264,10 +265,13 @@ def run_one(
             keep_freed_memory()
             from gs_algos.device import resolve_device
 
-            used = str(resolve_device(device, "--device"))
+            # the one place a job's device is resolved: the runner gets the torch.device
+            # and hands it to gs-algos, whose trainers take it as it is (gs_algos.as_device)
+            resolved: Any = resolve_device(device, "--device")
+            used = str(resolved)
         except ImportError:  # pragma: no cover - gs-bench always has torch and gs-algos
-            pass
-        extra = {"device": used, **({"workdir": workdir} if workdir else {})}
+            resolved = used
+        extra = {"device": resolved, **({"workdir": workdir} if workdir else {})}
         metrics = _load(runner)({**job, **extra})
         status, error = "ok", None
     except Exception as exc:  # noqa: BLE001 - a failing job must not stop the others

@@ -27,7 +27,7 @@ from gs_algos.__about__ import __version__
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("Batch", "TaskSpec", "call_model"), "batch"),
     "TrainConfig": "config",
-    **dict.fromkeys(("DEVICE_CHOICES", "check_device", "resolve_device"), "device"),
+    **dict.fromkeys(("DEVICE_CHOICES", "as_device", "check_device", "resolve_device"), "device"),
     **dict.fromkeys(("EMConfig", "EMResult", "fit_epfgnn", "fit_gmnn"), "em"),
     **dict.fromkeys(
         ("EpochInfo", "FitResult", "Track", "evaluate_outputs", "fit_graph", "fit_node",
@@ -61,7 +61,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # the names for type checkers and IDEs
     from gs_algos.batch import Batch, TaskSpec, call_model
     from gs_algos.config import TrainConfig
-    from gs_algos.device import DEVICE_CHOICES, check_device, resolve_device
+    from gs_algos.device import DEVICE_CHOICES, as_device, check_device, resolve_device
     from gs_algos.em import EMConfig, EMResult, fit_epfgnn, fit_gmnn
     from gs_algos.engine import (
         EpochInfo,
@@ -103,6 +103,7 @@ __all__ = [
     "Track",
     "TrainConfig",
     "__version__",
+    "as_device",
     "available_methods",
     "register_method",
     "unregister_method",

@@ -26,7 +26,7 @@ from torch import nn
 from gs_algos.device_names import DEVICE_CHOICES, check_device_name
 
 __all__ = [
-    "DEVICE_CHOICES", "check_device", "resolve_device", "fork_rng_of", "device_name",
+    "DEVICE_CHOICES", "check_device", "resolve_device", "as_device", "fork_rng_of", "device_name",
     "module_device", "data_to",
 ]
 
@@ -67,6 +67,21 @@ def resolve_device(value: str | torch.device = "auto", what: str = "device") -> 
             f"{what} {name!r}: this machine has {count} CUDA device(s) (cuda:0 .. cuda:{count - 1})"
         )
     return torch.device("cuda", index)
+
+
+def as_device(value: str | torch.device = "auto", what: str = "device") -> torch.device:
+    """The device to train on: ``value`` itself when it is already a resolved
+    :class:`torch.device` (the CPU, or CUDA with an index, as :func:`resolve_device` returns),
+    else :func:`resolve_device` of it.
+
+    The trainers of gs-algos call this, so that a caller that resolved the device once (gs-bench
+    resolves ``--device`` once per job, on the machine that runs it, and passes the
+    ``torch.device`` down) is not second-guessed, while a name (``"auto"``, ``"cuda"``) still
+    works as before.
+    """
+    if isinstance(value, torch.device) and (value.type != "cuda" or value.index is not None):
+        return value
+    return resolve_device(value, what)
 
 
 def device_name(device: torch.device) -> str:

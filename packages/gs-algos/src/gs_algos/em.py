@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from gs_algos.config import TrainConfig
-from gs_algos.device import check_device, data_to, module_device, resolve_device
+from gs_algos.device import as_device, check_device, data_to, module_device
 from gs_algos.engine import EpochInfo, FitResult, fit_node
 from gs_models.configs import STRUCTURED_VARIANTS
 
@@ -280,7 +280,7 @@ def fit_gmnn(
 def _on_device(fit, model, data, masks, cfg: EMConfig, seed: int, callback) -> EMResult:
     """Run ``fit`` with the model, graph and masks on ``cfg.device``; the model (and the
     result's proposal) go back to the device the model came in on, also after an error."""
-    dev = resolve_device(cfg.device, "EMConfig.device")
+    dev = as_device(cfg.device, "EMConfig.device")
     home = module_device(model)
     model.to(dev)
     try:

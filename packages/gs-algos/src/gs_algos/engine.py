@@ -36,7 +36,7 @@ from torch import Tensor, nn
 from gs_algos.batch import Batch, TaskSpec, call_model, item_losses
 from gs_algos.checkpoint import CHECKPOINT_NAME, atomic_save, load_checkpoint
 from gs_algos.config import TrainConfig
-from gs_algos.device import data_to, fork_rng_of, module_device, resolve_device
+from gs_algos.device import as_device, data_to, fork_rng_of, module_device
 from gs_algos.methods.base import Method
 from gs_metrics import auroc, available_metrics, get_metric
 
@@ -638,7 +638,7 @@ def fit_node(
         trained on ``config.device`` and is back on the device it was given on.
     """
     cfg = config if config is not None else TrainConfig.structural_shifts()
-    dev = resolve_device(cfg.device, "TrainConfig.device")
+    dev = as_device(cfg.device, "TrainConfig.device")
     meth = _resolve_method(method)
     parts = _node_masks(data, masks, dev)
     if cfg.train_part not in parts:
@@ -877,7 +877,7 @@ def fit_graph(
     from torch_geometric.loader import DataLoader
 
     cfg = config if config is not None else TrainConfig.gess()
-    dev = resolve_device(cfg.device, "TrainConfig.device")
+    dev = as_device(cfg.device, "TrainConfig.device")
     meth = _resolve_method(method)
     if cfg.train_part not in parts:
         raise ValueError(f"training part {cfg.train_part!r} not among the parts {sorted(parts)}")

@@ -35,7 +35,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from gs_algos.config import TrainConfig
-from gs_algos.device import fork_rng_of, resolve_device
+from gs_algos.device import as_device, fork_rng_of
 
 __all__ = ["StackedNodeGNN", "StackedFitResult", "fit_stacked_node", "stackable"]
 
@@ -267,7 +267,7 @@ def fit_stacked_node(
     for part in (config.train_part, config.select_on[0]):
         if part not in masks or int(masks[part].sum()) == 0:
             raise ValueError(f"part {part!r} missing or empty among the masks {sorted(masks)}")
-    dev = resolve_device(config.device, "TrainConfig.device")
+    dev = as_device(config.device, "TrainConfig.device")
     stack = StackedNodeGNN(members).to(dev)
     k = int(config.norm_updates_per_step)
     stack.norm_momentum = 1.0 - (1.0 - stack.norm_momentum) ** k  # see batch_norm_updates

@@ -48,7 +48,7 @@ import torch
 import torch.nn.functional as F
 
 from gs_algos.config import TrainConfig
-from gs_algos.device import check_device, fork_rng_of, module_device, resolve_device
+from gs_algos.device import as_device, check_device, fork_rng_of, module_device
 from gs_algos.engine import fit_node
 from gs_metrics.lebed import (
     parameter_distance,
@@ -309,7 +309,7 @@ def lebed_score(
     n = x.shape[0]
     if ei_np.size and (ei_np.min() < 0 or ei_np.max() >= n):
         raise ValueError(f"edge_index must hold node indices in [0, {n})")
-    dev = resolve_device(cfg.device, "LeBedConfig.device")
+    dev = as_device(cfg.device, "LeBedConfig.device")
     neg = sample_non_edges(ei_np, n, ei_np.shape[1], np.random.default_rng(seed), strict=False)
     theta_star = _params(model)
 

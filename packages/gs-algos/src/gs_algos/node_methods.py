@@ -65,7 +65,7 @@ import torch
 from torch import Tensor, nn
 
 from gs_algos.config import TrainConfig
-from gs_algos.device import resolve_device
+from gs_algos.device import as_device
 from gs_algos.engine import fit_node, predict_node, seeded
 from gs_algos.methods.base import Method
 from gs_algos.methods.robust import check_variant
@@ -290,7 +290,7 @@ class SingleModel(NodeMethod):
         (seed,) = self.seeds(run)
         if self.norm_updates is not None:
             config = config.replace(norm_updates_per_step=self.norm_updates)
-        with torch.device(resolve_device(config.device, "TrainConfig.device")):
+        with torch.device(as_device(config.device, "TrainConfig.device")):
             meth = self.method_factory()  # its buffers on the training device from the start
         # only ERM members are shared (with DE); a robustness method's trained state (e.g.
         # EERM's explorers) is not part of a member
