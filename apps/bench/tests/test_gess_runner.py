@@ -28,33 +28,6 @@ QUICK = {"max_epochs": 2, "batch_size": 16, "iterations_per_epoch": 2}
 
 
 # ------------------------------------------------------------------------- tiny datasets
-def _synthetic_event(rng: np.random.Generator, n_particles: int, n_signal: int) -> dict:
-    """A SYNTHETIC event (random hits, not physics) in the simulator's column layout."""
-    from gs_data.track import encode_barcode
-    from gs_data.track.store import FLOAT_COLUMNS
-
-    hits_per = rng.integers(3, 7, size=n_particles)
-    pids = np.asarray([encode_barcode(1, 0, 1 + k, 0, 0) for k in range(n_particles)], np.uint64)
-    pid = np.repeat(pids, hits_per)
-    n = pid.size
-    ev = {c: rng.normal(size=n).astype(np.float32) * 100 for c in FLOAT_COLUMNS}
-    ev["tt"] = np.abs(ev["tt"])
-    ev["particle_id"] = pid
-    ev["geometry_id"] = rng.integers(0, 2**40, size=n).astype(np.uint64)
-    sig = set(pids[:n_signal].tolist())
-    ev["node_label"] = np.asarray([p in sig for p in pid.tolist()], dtype=np.int8)
-    _, first, inv = np.unique(pid, return_index=True, return_inverse=True)
-    ev["track_id"] = np.argsort(np.argsort(first))[inv.reshape(-1)].astype(np.int32)
-    ev["p_particle_id"] = pids
-    ev["p_pdg"] = np.full(n_particles, 13, np.int32)
-    for c in ("p_px", "p_py", "p_pz", "p_vx", "p_vy", "p_vz"):
-        ev[c] = rng.normal(size=n_particles).astype(np.float32)
-    ev["p_signal"] = np.asarray([k < n_signal for k in range(n_particles)], np.int8)
-    ev["n_interactions"] = np.asarray(1, np.int32)
-    ev["signal_mass"] = np.asarray(91.0 if n_signal else 0.0)
-    return ev
-
-
 @pytest.fixture(scope="module")
 def track_cache(tmp_path_factory):
     """gs-data's Track event cache holding tiny SYNTHETIC samples for the 'tiny' sizes."""
@@ -67,6 +40,7 @@ def track_cache(tmp_path_factory):
         signal_requests,
     )
     from gs_data.track.generate import sample_dir
+    from gs_data.track.testing import synthetic_event
 
     root = tmp_path_factory.mktemp("track-cache")
     sizes = {"pileup": TrackPileupSizes(20, 20, 14, 3, 3, 14),
@@ -75,7 +49,8 @@ def track_cache(tmp_path_factory):
     rng = np.random.default_rng(0)
     for process, pu, n in dict.fromkeys(reqs):
         n_sig = 0 if process == "bkg" else 2
-        events = [_synthetic_event(rng, int(rng.integers(4, 9)) + pu // 10, n_sig) for _ in range(n)]
+        events = [synthetic_event(rng, int(rng.integers(4, 9)) + pu // 10, n_sig, max_hits=6, scale=100.0,
+                                   shuffle=False, pdg=13, n_interactions=1) for _ in range(n)]
         ev = TrackEvents.from_event_dicts(events, meta={"synthetic": True})
         ev.save(sample_dir(process, pu, 0, root, TrackSimConfig()) / f"pack-{n}.npz")
     return root, sizes

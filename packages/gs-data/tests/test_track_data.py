@@ -35,35 +35,7 @@ from gs_data.track.analysis import GESS_MEAN_BACKGROUND_RADIUS_MM
 from gs_data.track.generate import sample_dir
 from gs_data.track.raw import events_from_gess_frames, gess_raw_path, load_gess_raw, save_gess_raw
 from gs_data.track.store import FLOAT_COLUMNS, HIT_COLUMNS
-
-
-def synthetic_event(rng: np.random.Generator, n_particles: int, n_signal: int = 0) -> dict:
-    """A synthetic event (random hits, not physics) in the simulator's output layout."""
-    hits_per = rng.integers(3, 9, size=n_particles)
-    pids = np.asarray(
-        [encode_barcode(1 + k // 50, 0, 1 + k % 50, 0, 0) for k in range(n_particles)],
-        dtype=np.uint64,
-    )
-    pid = np.repeat(pids, hits_per)
-    order = rng.permutation(pid.size)
-    pid = pid[order]
-    n = pid.size
-    ev = {c: rng.normal(size=n).astype(np.float32) for c in FLOAT_COLUMNS}
-    ev["tt"] = np.abs(ev["tt"])
-    ev["particle_id"] = pid
-    ev["geometry_id"] = rng.integers(0, 2**40, size=n).astype(np.uint64)
-    sig = set(pids[:n_signal].tolist())
-    ev["node_label"] = np.asarray([p in sig for p in pid.tolist()], dtype=np.int8)
-    _, first, inv = np.unique(pid, return_index=True, return_inverse=True)
-    ev["track_id"] = np.argsort(np.argsort(first))[inv.reshape(-1)].astype(np.int32)
-    ev["p_particle_id"] = pids
-    ev["p_pdg"] = np.full(n_particles, 211, np.int32)
-    for c in ("p_px", "p_py", "p_pz", "p_vx", "p_vy", "p_vz"):
-        ev[c] = rng.normal(size=n_particles).astype(np.float32)
-    ev["p_signal"] = np.asarray([k < n_signal for k in range(n_particles)], np.int8)
-    ev["n_interactions"] = np.asarray(3, np.int32)
-    ev["signal_mass"] = np.asarray(91.0 if n_signal else 0.0)
-    return ev
+from gs_data.track.testing import synthetic_event
 
 
 def synthetic_sample(seed: int, n: int, n_signal: int = 0) -> TrackEvents:
@@ -380,8 +352,7 @@ RACE_CHILD = r"""
 import hashlib, logging, os, sys, time
 import numpy as np
 logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")  # build lines on stderr
-sys.path.insert(0, sys.argv[1])  # this tests folder: synthetic_event
-from test_track_data import synthetic_event
+from gs_data.track.testing import synthetic_event
 import gs_data.track._sim as sim
 import gs_data.track.generate as gen
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -300,7 +301,18 @@ def _pair_to_edge_marginals(
 # --------------------------------------------------------------------------------------------
 
 
-class EPFGNN(nn.Module):
+class _StructuredModel(nn.Module):
+    """What EPFGNN and GMNN share: the in/out sizes, the config and whether it is the authors'
+    released variant (``config.variant == "released"``)."""
+
+    def __init__(self, in_channels: int, out_channels: int, config: Any) -> None:
+        super().__init__()
+        self.config = config
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.released = config.variant == "released"
+
+
+class EPFGNN(_StructuredModel):
     r"""Explicit Pairwise Factorized GNN (Wang, Shen & Cremers, UAI 2021).
 
     A GNN backbone produces unary log-potentials ``u = logits`` (N, C); a shared learnable
@@ -326,11 +338,8 @@ class EPFGNN(nn.Module):
     def __init__(
         self, in_channels: int, out_channels: int, config: EPFGNNConfig | None = None
     ) -> None:
-        super().__init__()
-        self.config = config if config is not None else EPFGNNConfig()
-        self.in_channels, self.out_channels = in_channels, out_channels
+        super().__init__(in_channels, out_channels, config if config is not None else EPFGNNConfig())
         self.backbone = NodeGNN(in_channels, out_channels, self.config.backbone)
-        self.released = self.config.variant == "released"
         if self.released:  # model.py: (torch.randn(C, C) + torch.eye(C)) / C
             init = (torch.randn(out_channels, out_channels) + torch.eye(out_channels)) / out_channels
         else:
@@ -643,7 +652,7 @@ class LabelGCN(nn.Module):
         return self.conv2(h, edge_index)
 
 
-class GMNN(nn.Module):
+class GMNN(_StructuredModel):
     r"""Graph Markov Neural Network (Qu, Bengio & Tang, ICML 2019) as used in the edgewise paper.
 
     - ``q`` (:class:`NodeGNN`) is the object classifier :math:`q_\theta(y_n | x)`;
@@ -671,11 +680,8 @@ class GMNN(nn.Module):
     def __init__(
         self, in_channels: int, out_channels: int, config: GMNNConfig | None = None
     ) -> None:
-        super().__init__()
-        self.config = config if config is not None else GMNNConfig()
-        self.in_channels, self.out_channels = in_channels, out_channels
+        super().__init__(in_channels, out_channels, config if config is not None else GMNNConfig())
         self.q = NodeGNN(in_channels, out_channels, self.config.q)
-        self.released = self.config.variant == "released"
         net = LabelGCN if self.released else NeighbourLabelNet
         self.p = net(out_channels, self.config.p_hidden_channels, self.config.p_dropout)
 
