@@ -277,3 +277,36 @@ def test_edgewise_score_with_reliability_packs_the_nodewise_bins():
     out = score(probs, y, ei, np.arange(30) >= 10, None, 10, with_reliability=True)
     assert set(out["reliability"]) == {"node", "all", "agree", "disagree"}
     assert "reliability" not in score(probs, y, ei, np.arange(30) >= 10, None, 10)
+
+
+# ------------------------------------------------------------------ a newcomer's suite
+def test_a_newcomer_adds_a_suite_with_one_package_and_one_line(tmp_path, monkeypatch, capsys):
+    """docs/architecture.md "Add a suite": the package in ``newcomer_suite/`` (spec, job,
+    report, ``RUNNER``), placed under ``gs_bench/runners/``, plus one line in ``RUNNERS`` is
+    all a suite needs: it plans, runs, resumes, reports, and its settings are checked."""
+    import gs_bench.runners as runners_pkg
+
+    runners_dir = tmp_path / "runners"
+    shutil.copytree(Path(__file__).resolve().parent / "newcomer_suite", runners_dir / "coin",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(runners_pkg, "__path__", [*runners_pkg.__path__, str(runners_dir)])
+    monkeypatch.setitem(RUNNERS, "coin", "gs_bench.runners.coin")  # the one line
+    suite = tmp_path / "coin.toml"
+    suite.write_text('suite = "coin"\nseeds = 2\n[grid]\nbias = [0.2, 0.9]\n[settings]\nflips = 400\n')
+    out = tmp_path / "out"
+    assert main(["run", str(suite), "--out", str(out), "--workers", "1", "--no-progress"]) == 0
+    assert "4 jobs, 0 already done" in capsys.readouterr().err
+    assert main(["run", str(suite), "--out", str(out), "--workers", "1", "--no-progress"]) == 0
+    assert "4 jobs, 4 already done, 0 to run" in capsys.readouterr().err
+    assert main(["report", str(out)]) == 0
+    report = (out / "report" / "report.md").read_text()
+    assert "Coin flips: share of heads" in report
+    heads = [float(line.split("|")[3]) for line in report.splitlines() if line.startswith("| 0.")]
+    assert len(heads) == 4 and all(h < 0.4 for h in heads[:2]) and all(h > 0.8 for h in heads[2:])
+    # its settings are checked like a shipped suite's, from the file and the command line
+    suite.write_text(suite.read_text().replace("flips = 400", "flip = 400"))
+    with pytest.raises(SuiteConfigError, match=r"settings\.flip: unknown key; did you mean 'flips'"):
+        load_suite(str(suite), "full")
+    suite.write_text(suite.read_text().replace("flip = 400", "flips = 400"))
+    assert main(["run", str(suite), "--out", str(tmp_path / "o2"), "--set", "flip=3"]) == 2
+    assert "flip" in capsys.readouterr().err and not (tmp_path / "o2" / "results").exists()
