@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import gs_bench.runners.edgewise as edgewise
+import gs_bench.runners.gess as gess
 import gs_bench.runners.lebed as lebed
 from gs_bench.cli import main
 from gs_bench.runner import HOOKS, OPTIONAL_HOOKS, Runner, SuiteRunner
@@ -31,6 +32,8 @@ PACKAGES = {
               "noise_levels", "noise_level"),
     "edgewise": (edgewise, 'dataset = ["synthetic-default"]\nmodel = ["gcn"]\nsplit = [0]\nfold = [0]',
                  "max_epochs", "max_epoch"),
+    "gess": (gess, 'dataset = ["molecular-fidelity"]\nbackbone = ["egnn"]\nalgorithm = ["erm"]',
+             "track_sizes", "track_size"),
 }
 
 
@@ -62,7 +65,8 @@ def test_settings_fields_carry_type_default_allowed_values_and_a_citation(suite)
 
 
 def test_specs_import_neither_torch_nor_numba():
-    code = ("import sys, gs_bench.runners.lebed.spec, gs_bench.runners.edgewise.spec, gs_bench.runner; "
+    code = ("import sys, gs_bench.runners.lebed.spec, gs_bench.runners.edgewise.spec, "
+            "gs_bench.runners.gess.spec, gs_bench.runners.gess.checks, gs_bench.runner; "
             "print(sorted(m for m in ('torch', 'numba') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout

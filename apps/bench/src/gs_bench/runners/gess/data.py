@@ -1,0 +1,115 @@
+"""The data of a ``gess`` job: the gs-data dataset of a shift case at an information level,
+its PyG graphs per split part and the backbone's inputs (runs on a worker; torch is imported
+inside the functions)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from gs_bench.runners.gess.checks import data_problem
+from gs_bench.runners.gess.spec import DATASETS, Settings, track_sizes
+
+__all__ = ["load_dataset", "unit_coordinates", "graph_parts", "model_inputs"]
+
+
+def load_dataset(name: str, settings: Settings | Mapping[str, Any], level: str):
+    """The gs-data dataset of ``name`` at ``level`` (:func:`gs_data.load_geometric`, never
+    its MoleculeACE fallback: a job's dataset is the one it names): an object with
+    ``split`` (masks, groups) and ``to_pyg(indices)``."""
+    import gs_data
+    from gs_data.molecules.moleculeace import MoleculeACEConfig
+
+    st = Settings.from_mapping(settings)
+    case = DATASETS[name]
+    info = level.replace("-", "_")
+    why = data_problem(name, st)
+    if why:
+        raise FileNotFoundError(f"dataset {name!r}: {why}")
+    pool = st.par_label_pool
+    kw: dict[str, Any] = {}
+    root = None
+    conformer_cache = st.cache_dir or str(gs_data.data_root() / "conformers")
+    workers = int(st.conformer_workers)
+    if case.family == "qmof":
+        root = st.qmof_root
+    elif case.family == "drugood3d":
+        root = st.drugood_root
+        kw = dict(par_label_per_part=int(pool) // 2 if pool else 1000, cache_dir=conformer_cache,
+                  n_workers=workers)
+    elif case.family == "moleculeace":
+        kw = dict(config=MoleculeACEConfig(par_label_pool=int(pool)) if pool else None,
+                  data_dir=st.moleculeace_dir, targets=st.targets,
+                  cache_dir=conformer_cache, n_workers=workers)
+    elif case.family == "track":
+        pu = int(case.case[2:]) if case.shift == "pileup" else 50
+        kw = dict(sizes=track_sizes(st.track_sizes, case.shift, pu),
+                  cache_dir=st.track_cache_dir,
+                  n_workers=int(st.track_workers or os.cpu_count() or 1))
+    seed = int(st.track_seed) if case.family == "track" else 0
+    return gs_data.load_geometric(name, info_level=info, root=root, seed=seed, stand_in=False, **kw)
+
+
+def unit_coordinates(pos):
+    """GeSS's ``CoorsNorm`` for Track (``GESS/models/models/tools.py``, applied by
+    ``BaseModel.calc_geo_feat`` before the kNN graph when the dataset is Track): every hit's
+    coordinates divided by their own norm (its direction from the interaction point; the
+    learnable ``scale`` is not applied). Without it the raw millimetre coordinates make EGNN
+    diverge."""
+    return pos / pos.norm(dim=-1, keepdim=True).clamp(min=1e-6)
+
+
+_unit = unit_coordinates  # graph_parts' keyword of the same name shadows the function there
+
+
+def graph_parts(ds, level: str, unit_coordinates: bool = False, knn_k: int | None = None) -> dict[str, list]:
+    """PyG graphs per split part, each with ``y`` (1,) float and ``domain``: the source
+    subgroup of GeSS (table 6; ``split.groups``). Items without a subgroup (Track-Signal
+    background events, target items) get one extra id after the subgroups.
+    ``unit_coordinates``: :func:`unit_coordinates` (Track). ``knn_k``: each graph carries
+    its coordinate kNN graph with self loops as ``knn_index`` (int32), built once here
+    instead of once per batch and epoch (the backbones take it through gs-algos'
+    ``knn_kwargs``; GeSS builds it in every forward pass). Graphs without points (a
+    simulated Track event in which no particle reached the detector: 2 of the 1200 ci-size
+    Track-Signal events) are left out; the record's ``sizes`` count what was used."""
+    import torch
+
+    from gs_models import knn_graph
+
+    groups = np.asarray(ds.split.groups) if ds.split.groups is not None else np.zeros(len(ds), int)
+    codes = groups.astype(np.int64).copy()
+    codes[codes < 0] = int(groups.max()) + 1 if groups.size else 0
+    wanted = ["train", "iid_val", "iid_test", "ood_val", "ood_test"]
+    if level == "o-feature":
+        wanted.append("train_target")
+    if level == "par-label":
+        wanted.append("ood_labeled")
+    parts = {}
+    for part in wanted:
+        mask = ds.split.masks.get(part)
+        if mask is None or not mask.any():
+            continue
+        idx = np.flatnonzero(mask)
+        graphs = []
+        for i, g in zip(idx, ds.to_pyg(idx), strict=True):
+            if g.pos.size(0) == 0:  # an event without hits (simulated Track): nothing to learn
+                continue
+            g.domain = torch.tensor(int(codes[i]))
+            g.y = g.y.reshape(-1).float()
+            if unit_coordinates:
+                g.pos = _unit(g.pos)
+            if knn_k is not None:
+                g.knn_index = knn_graph(g.pos, int(knn_k), loop=True).to(torch.int32)
+            graphs.append(g)
+        parts[part] = graphs
+    return parts
+
+
+def model_inputs(ds, case) -> tuple[int, bool]:
+    """``(in_channels, categorical)``: Track's all-ones float feature, else atom types."""
+    if case.family == "track":
+        return 1, False
+    return int(ds.num_atom_types), True

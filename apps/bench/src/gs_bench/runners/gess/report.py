@@ -1,0 +1,110 @@
+"""The report of the ``gess`` suite: one GeSS table-3 layout table per dataset (the trivial
+baselines first, then each algorithm's Test-ID / Test-OOD under both selections) and the
+findings table, drawn from the records only (no dataset is loaded); the learning-curve
+figures are :func:`gs_bench.runners.gess.curves.figures`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gs_bench.report import Table, fmt_mean_std, group_records
+from gs_bench.runners.gess.baselines import baseline_values
+from gs_bench.runners.gess.findings import orderings
+from gs_bench.runners.gess.spec import DATASETS, Settings, algorithm_rank
+
+__all__ = ["SELECTION_COLUMNS", "tables", "same_selection_comment", "part_sizes"]
+
+#: The table columns after backbone / algorithm / info level: GeSS's selection on Val-OOD
+#: first (section 4.1, appendix F), then the selection on Val-ID (appendix E's second track).
+SELECTION_COLUMNS = (("ood", "id"), ("ood", "ood"), ("id", "id"), ("id", "ood"))
+
+
+def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
+    groups = group_records(records, ("dataset", "backbone", "algorithm"))
+    out = []
+    for ds in sorted({k[0] for k in groups}):
+        rows = []
+        metric = ""
+        keys = sorted((k for k in groups if k[0] == ds), key=lambda k: (k[1], algorithm_rank(k[2])))
+        for key in keys:
+            recs = groups[key]
+            metric = recs[0]["metrics"]["metric"]
+            scale = 1.0 if metric == "mae" else 100.0
+            row = [key[1], key[2], recs[0]["metrics"]["level"]]
+            for sel, test in SELECTION_COLUMNS:
+                row.append(fmt_mean_std([r["metrics"][f"{sel}_sel_test_{test}"] for r in recs], scale=scale, digits=3 if metric == "mae" else 2))
+            rows.append(row)
+        erm = [r for k in keys if k[2] == "erm" for r in groups[k]]
+        base_rows = []
+        for name, vals in baseline_values(erm).items():
+            cells = [fmt_mean_std(vals[t], scale=scale, digits=3 if metric == "mae" else 2) for t in ("test_id", "test_ood")]
+            base_rows.append(["—", name, "trivial", *cells, *cells])
+        rows = base_rows + rows
+        from gs_data.geometric import GEOMETRIC_METRICS
+
+        label = GEOMETRIC_METRICS.get(metric, metric)
+        unit = "MAE (eV), lower is better" if metric == "mae" else f"{label} (%)"
+        spec = DATASETS.get(ds)
+        stand = f" (offline stand-in for {spec.stand_in_for}, ours)" if spec is not None and spec.stand_in else ""
+        sizes = part_sizes(groups, keys)
+        out.append(Table(
+            f"GeSS {ds}{stand}: Test-ID / Test-OOD {unit}, mean ± std over seeds, selected on Val-OOD as "
+            f"GeSS (table 3 layout)",
+            ["backbone", "algorithm", "info level", "OOD-sel Test-ID", "OOD-sel Test-OOD", "ID-sel Test-ID",
+             "ID-sel Test-OOD"],
+            rows,
+            note="OOD-sel: the epoch with the best Val-OOD metric, GeSS's model selection (section 4.1, "
+                 "appendix F) and the values the findings below use; ID-sel: the best Val-ID epoch "
+                 "(appendix E's second track). tl-<N>: Par-Label fine-tuning on N labelled OOD samples "
+                 "(GeSS TL-100/500/1000). "
+                 + ("Info level \"trivial\": a predictor that learns nothing from the inputs, fitted "
+                    "on train (majority class, train mean; AUC 50 by definition; Track: the best "
+                    "threshold on the hit count), the same in both selection columns; values from "
+                    "the ERM records." if base_rows else
+                    "No trivial baseline row: the ERM records carry none (written before gs-bench "
+                    "stored them), so the findings on this dataset are not decided.")
+                 + (f" Samples per part: {sizes}." if sizes else "")
+                 + same_selection_comment(rows[len(base_rows):], [r for k in keys for r in groups[k]]),
+        ))
+    order = orderings(records)
+    if order.rows:
+        out.append(order)
+    return out
+
+
+def same_selection_comment(rows: Sequence[Sequence[str]], records: Sequence[dict[str, Any]]) -> str:
+    """A paragraph for a dataset table whose OOD-sel and ID-sel columns are equal in every
+    algorithm row (``rows``: backbone, algorithm, level, then the 4 :data:`SELECTION_COLUMNS`
+    cells), saying so and why from the records' selected epochs; ``""`` otherwise (or without
+    rows). The trivial rows are equal by construction and are not passed."""
+    if not rows or any(list(r[3:5]) != list(r[5:7]) for r in rows):
+        return ""
+    pairs = [(r["metrics"].get("ood_sel_epoch"), r["metrics"].get("id_sel_epoch")) for r in records]
+    pairs = [p for p in pairs if None not in p]
+    text = "\n\n**OOD-sel and ID-sel are identical in every row.** "
+    if pairs and all(a == b for a, b in pairs):
+        epochs = sorted({int(a) for a, _ in pairs})
+        # epochs count from 0: the last of max_epochs is max_epochs - 1 (unset: none is known)
+        last = {int(Settings.from_record(r).max_epochs or 0) - 1 for r in records}
+        at_end = f" (the last epoch, {epochs[0]})" if len(epochs) == 1 and last == {epochs[0]} else ""
+        return (text + f"In each of the {len(pairs)} runs the best Val-OOD epoch is also the best Val-ID "
+                f"epoch{at_end}: epochs {', '.join(map(str, epochs))}. The two selections pick the same "
+                "model here, so the columns say nothing about model selection; with longer training the "
+                "validation curves can peak apart.")
+    return text + ("The two selections picked different epochs in some runs, with the same test values."
+                   if pairs else "The records do not say which epochs were selected.")
+
+
+def part_sizes(groups: dict, keys: list) -> str:
+    """``train 450, iid_val 74, ...`` of the first record of a dataset that has them (the
+    parts every algorithm trains and is evaluated on; the unlabeled target pool of the
+    O-Feature level and the labelled pool of the Par-Label level are added when run)."""
+    sizes: dict[str, int] = {}
+    for key in keys:
+        for r in groups[key]:
+            for part, n in (r["metrics"].get("sizes") or {}).items():
+                sizes.setdefault(part, int(n))
+    order = ["train", "iid_val", "iid_test", "ood_val", "ood_test", "train_target", "ood_labeled"]
+    names = {"train_target": "O-Feature pool", "ood_labeled": "Par-Label pool"}
+    return ", ".join(f"{names.get(k, k)} {sizes[k]}" for k in order if k in sizes)
