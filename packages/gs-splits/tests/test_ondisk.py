@@ -149,6 +149,11 @@ def test_budget_sized_chunks_and_special_graphs(tmp_path):
     r = convert_edges(tmp_path / "loops.npz", tmp_path / "c")
     _assert_same(r, loops, 6)
     assert r.stats["self_loops"] == 3 and r.stats["isolated_nodes"] == 6
+    # gaps of rows without edges longer than a block of indptr, before edges and at the end
+    gaps = np.array([[0, 150_000, 150_001, 3], [1, 150_001, 0, 150_000]])
+    np.save(tmp_path / "gaps.npy", gaps)
+    r = convert_edges(tmp_path / "gaps.npy", tmp_path / "d", num_nodes=400_000, memory=TINY)
+    _assert_same(r, gaps, 400_000)
 
 
 def test_the_on_disk_graph_runs_the_in_memory_kernels(tmp_path):

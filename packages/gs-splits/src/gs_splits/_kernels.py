@@ -689,6 +689,49 @@ def merge_sorted_keys(bufs, bpos, blen, more, out, last):
 
 
 @_jit(nogil=True)
+def csr_from_keys(keys, start, st, cols, ptr):
+    """CSR pieces of merged keys (sorted, one per (row, col) pair) from ``keys[start]`` on:
+    ``cols[i]`` the column of ``keys[i]``, and in ``ptr`` the start (entries before it) of
+    every row up to the last row seen. ``st`` carries ``[next row without a start, entries,
+    forward pairs (tag 0), rows with entries, last row]`` between calls.
+
+    Returns ``(next i, starts written)``; stops early, at a key, when ``ptr`` is full (a gap
+    of rows without entries), so a call can resume there.
+    """
+    row_next = st[0]
+    entries = st[1]
+    fwd = st[2]
+    started = st[3]
+    last_row = st[4]
+    nptr = 0
+    cap = ptr.size
+    i = start
+    while i < keys.size:
+        key = keys[i]
+        r = key >> 32
+        while row_next <= r and nptr < cap:
+            ptr[nptr] = entries
+            nptr += 1
+            row_next += 1
+        if row_next <= r:
+            break
+        if r != last_row:
+            started += 1
+            last_row = r
+        cols[i] = (key >> 1) & 0x7FFFFFFF
+        if (key & 1) == 0:
+            fwd += 1
+        entries += 1
+        i += 1
+    st[0] = row_next
+    st[1] = entries
+    st[2] = fwd
+    st[3] = started
+    st[4] = last_row
+    return i, nptr
+
+
+@_jit(nogil=True)
 def _is_space(c):
     return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
 

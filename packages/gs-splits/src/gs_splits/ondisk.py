@@ -169,15 +169,19 @@ def _read_exact(f, view: np.ndarray) -> None:
 
 
 @dataclass
-class _Chunk:
-    """Edges read from a source: ids ``u``, ``v`` of edges ``first ..``; ``done``: the progress
-    position after them; ``advance``: the state entries that record the source's position."""
+class _Block:
+    """Edges read from a source: ids ``u``, ``v`` (the edges from the cursor it was read at);
+    ``after``: the cursor after them; ``done``: the progress position after them.
+
+    A cursor is a dict: ``input_edges`` (edges read before it) and, for text, ``text`` (byte
+    position, lines consumed, comma mode, column count); the state records the cursor after
+    each finished chunk.
+    """
 
     u: np.ndarray
     v: np.ndarray
-    first: int
+    after: dict
     done: int
-    advance: dict
 
 
 class _ArraySource:
@@ -212,23 +216,23 @@ class _ArraySource:
         self._pos = []
 
     def start(self, state: dict, partial: Path, budget: int) -> int:
-        """Allocate the read buffer for the chunk size the budget allows; returns it (edges)."""
+        """Allocate the read buffer (at most 1/8 of the budget, 4M edges); returns its bytes."""
         native = self.dtype in (np.dtype(np.int32), np.dtype(np.int64))
-        per_edge = 2 * self.dtype.itemsize + 16 + (0 if native else 16)  # read buffer, keys, int64 copy
-        m = int(min(max(256, budget // per_edge), max(1, self.num_edges)))
-        self._buf = np.empty(2 * m, self.dtype)
-        return m
+        per_edge = 2 * self.dtype.itemsize + (0 if native else 16)  # raw ids, their int64 copy
+        self._sub = int(max(256, min(1 << 22, budget // 8 // per_edge)))
+        self._buf = np.empty(2 * self._sub, self.dtype)
+        return self._sub * per_edge
 
-    def next_chunk(self, state: dict) -> _Chunk | None:
-        """The next edges after those ``state`` has recorded, or None at the end."""
-        first = state["stats"]["input_edges"]
+    def next_block(self, cursor: dict, capacity: int) -> _Block | None:
+        """At most ``capacity`` edges from ``cursor`` on, or None at the end."""
+        first = cursor["input_edges"]
         if first >= self.num_edges:
             return None
-        count = min(self._buf.size // 2, self.num_edges - first)
+        count = min(self._sub, capacity, self.num_edges - first)
         u, v = _as_ids(*self.read(first, count, self._buf), self, first)
-        return _Chunk(u, v, first, first + count, {})
+        return _Block(u, v, {"input_edges": first + count}, first + count)
 
-    def line_of(self, state: dict, k: int) -> None:
+    def line_of(self, cursor: dict, k: int) -> None:
         return None
 
     def _stream(self, i: int, offset: int):
@@ -459,38 +463,39 @@ class _TextSource:
                     return True
 
     def start(self, state: dict, partial: Path, budget: int) -> int:
-        """Allocate the id arrays and the read block for the budget; finds (once) whether the
-        file is comma separated. Returns the chunk size (edges)."""
-        m = max(256, budget * 3 // 4 // 32)  # int64 u, v and their two keys; the rest: text blocks
-        self._block = int(min(64 << 20, max(4096, budget // 8)))
-        self._src = np.empty(m, np.int64)
-        self._dst = np.empty(m, np.int64)
+        """Allocate the id arrays (at most 4M edges) and the text block (each at most 1/16 of
+        the budget); finds (once) whether the file is comma separated. Returns their bytes."""
+        sub = int(max(256, min(1 << 22, budget // 16 // 16)))
+        self._block = int(max(4096, min(64 << 20, budget // 16)))
+        self._src = np.empty(sub, np.int64)
+        self._dst = np.empty(sub, np.int64)
         tx = state.setdefault("text", {"pos": 0, "line": 0, "comma": None, "ncols": 0})
         if tx["comma"] is None:
             tx["comma"] = self.scan_commas(self._block)
             _save_state(partial, state)
-        return m
+        return 16 * sub + 2 * self._block  # a block and its cut copy
 
-    def next_chunk(self, state: dict) -> _Chunk | None:
-        """The edges of the next lines after those ``state`` has recorded, or None at the end."""
-        tx = state["text"]
+    def next_block(self, cursor: dict, capacity: int) -> _Block | None:
+        """The edges of the lines from ``cursor`` on (at most ``capacity``), or None at the end."""
+        tx = cursor["text"]
         if tx["pos"] >= self.size:
-            if state["stats"]["input_edges"] == 0 and tx["ncols"] == 0:
+            if cursor["input_edges"] == 0 and tx["ncols"] == 0:
                 raise ValueError(f"{self.path}: the edge list is empty (no lines with 'u v')")
             return None
-        got, used, lines, ncols = self._parse(tx, self._src, self._dst)
+        cap = min(capacity, self._src.size)
+        got, used, lines, ncols = self._parse(tx, self._src[:cap], self._dst[:cap])
         if ncols > 2 and not self._warned:
             log.warning("%s: ignored %d extra column(s) after 'u v' on every line (weights / "
                         "timestamps are not used by the splits)", self.path, ncols - 2)
             self._warned = True
-        first = state["stats"]["input_edges"]
-        advance = {"text": {**tx, "pos": tx["pos"] + used, "line": tx["line"] + lines, "ncols": ncols}}
-        return _Chunk(self._src[:got], self._dst[:got], first, tx["pos"] + used, advance)
+        after = {"input_edges": cursor["input_edges"] + got,
+                 "text": {**tx, "pos": tx["pos"] + used, "line": tx["line"] + lines, "ncols": ncols}}
+        return _Block(self._src[:got], self._dst[:got], after, tx["pos"] + used)
 
-    def line_of(self, state: dict, k: int) -> int:
-        """Line number of edge ``k`` of the chunk that starts at ``state``'s position."""
-        _, _, lines, _ = self._parse(state["text"], np.empty(k + 1, np.int64), np.empty(k + 1, np.int64))
-        return state["text"]["line"] + lines
+    def line_of(self, cursor: dict, k: int) -> int:
+        """Line number of edge ``k`` of the block read at ``cursor``."""
+        _, _, lines, _ = self._parse(cursor["text"], np.empty(k + 1, np.int64), np.empty(k + 1, np.int64))
+        return cursor["text"]["line"] + lines
 
     def _parse(self, tx: dict, src: np.ndarray, dst: np.ndarray) -> tuple[int, int, int, int]:
         """Parse edges from ``tx``'s byte position until ``src`` is full or the file ends;
@@ -821,35 +826,50 @@ def _as_ids(u: np.ndarray, v: np.ndarray, source, first: int) -> tuple[np.ndarra
 
 
 def _run_phase(source, partial: Path, state: dict, budget: int, progress: Progress | None) -> None:
-    """Read the input chunk by chunk into sorted run files, recording each chunk's runs, counts
-    and the source position after it atomically (what a resumed conversion continues from)."""
+    """Read the input into chunks of packed keys (the budget, less the source's read buffers,
+    holds one chunk: 16 bytes per edge), sort each chunk into run files, and record each
+    chunk's runs, counts and the cursor after it atomically (where a resumed conversion
+    continues)."""
     given = state["num_nodes_option"]
     limit = min(given, MAX_NODES) if given is not None else MAX_NODES
     st = state["stats"]
-    keys = np.empty(2 * source.start(state, partial, budget), np.int64)
-    while (chunk := source.next_chunk(state)) is not None:
-        nk, loops, mx, bad = _kernels.edge_keys(chunk.u, chunk.v, limit, keys)
-        if bad >= 0:
-            raise ValueError(_bad_edge_message(source, chunk.first + bad, int(chunk.u[bad]), int(chunk.v[bad]),
-                                               given, source.line_of(state, bad)))
+    keys = np.empty(2 * max(256, (budget - source.start(state, partial, budget)) // 16), np.int64)
+    cursor = {"input_edges": st["input_edges"], **({"text": dict(state["text"])} if "text" in state else {})}
+    while True:
+        nk = loops = 0
+        mx = -1
+        done = None
+        while nk + 2 <= keys.size and (block := source.next_block(cursor, (keys.size - nk) // 2)) is not None:
+            k, lp, x, bad = _kernels.edge_keys(block.u, block.v, limit, keys[nk:])
+            if bad >= 0:
+                raise ValueError(_bad_edge_message(source, cursor["input_edges"] + bad, int(block.u[bad]),
+                                                   int(block.v[bad]), given, source.line_of(cursor, bad)))
+            nk += k
+            loops += lp
+            mx = max(mx, x)
+            cursor = block.after
+            done = block.done
+        if done is None:  # nothing left to read
+            return
         runs = _make_runs(keys[:nk], partial, state["next_run"])
         state["chunks"] = state.get("chunks", 0) + 1
         _pause_point(partial, f"run:{state['chunks']}")
         state["runs"].extend(runs)
         state["next_run"] += max(len(runs), 1)
-        st["input_edges"] += int(chunk.u.size)
+        st["input_edges"] = cursor["input_edges"]
         st["self_loops"] += int(loops)
         st["max_id"] = max(st["max_id"], int(mx))
-        state.update(chunk.advance)
+        if "text" in cursor:
+            state["text"] = cursor["text"]
         _save_state(partial, state)
         if progress is not None:
-            progress("read", chunk.done, source.total())
+            progress("read", done, source.total())
 
 
 # --------------------------------------------------------------------------- merge phase
 def _merge_sizes(budget: int, k: int) -> int:
     """Keys per merge buffer (and per output block) for ``k`` runs within ``budget``."""
-    per = budget // (8 * k + 40)
+    per = budget // (8 * k + 56)  # k buffers, the output block and its emit temporaries
     return int(max(256, min(per, _MAX_MERGE_BUF)))
 
 
@@ -931,45 +951,37 @@ def _premerge(partial: Path, state: dict, budget: int, progress: Progress | None
 
 
 class _Emitter:
-    """Turns merged keys into ``indices`` and ``indptr`` appended to their ``.npy`` files."""
+    """Turns merged keys into ``indices`` and ``indptr`` appended to their ``.npy`` files
+    (:func:`_kernels.csr_from_keys`); its counters live in the merge state ``ms``."""
 
-    def __init__(self, n: int, idtype: np.dtype, ms: dict, indptr_f, indices_f):
+    FIELDS = ("row_next", "entries", "forward", "rows_nonempty", "last_row")
+
+    def __init__(self, n: int, idtype: np.dtype, ms: dict, indptr_f, indices_f, size: int):
         self.n = n
-        self.idtype = idtype
         self.ms = ms
         self.indptr_f = indptr_f
         self.indices_f = indices_f
-
-    def _write_indptr(self, upto: int, rows: np.ndarray | None, block: int) -> None:
-        """indptr entries of rows ``row_next .. upto`` (inclusive): entries before each row."""
-        ms = self.ms
-        a = ms["row_next"]
-        while a <= upto:
-            b = min(upto + 1, a + block)
-            vals = np.full(b - a, ms["entries"], np.int64)
-            if rows is not None:
-                vals += np.searchsorted(rows, np.arange(a, b, dtype=np.int64), "left")
-            vals.astype("<i8", copy=False).tofile(self.indptr_f)
-            a = b
-        ms["row_next"] = max(ms["row_next"], upto + 1)
+        self.cols = np.empty(size, idtype.newbyteorder("<"))
+        self.ptr = np.empty(max(1 << 16, size), np.dtype("<i8"))
 
     def emit(self, keys: np.ndarray) -> None:
-        if keys.size == 0:
-            return
-        ms = self.ms
-        rows = keys >> 32
-        self._write_indptr(int(rows[-1]), rows, max(keys.size, 1 << 16))
-        ((keys >> 1) & 0x7FFFFFFF).astype(self.idtype.newbyteorder("<")).tofile(self.indices_f)
-        ms["forward"] += int(keys.size - np.count_nonzero(keys & 1))
-        starts = 1 + int(np.count_nonzero(rows[1:] != rows[:-1]))
-        if int(rows[0]) == ms["last_row"]:
-            starts -= 1
-        ms["rows_nonempty"] += starts
-        ms["last_row"] = int(rows[-1])
-        ms["entries"] += int(keys.size)
+        st = np.array([self.ms[k] for k in self.FIELDS], np.int64)
+        cols = self.cols[: keys.size]
+        i = 0
+        while i < keys.size:
+            i, nptr = _kernels.csr_from_keys(keys, i, st, cols, self.ptr)
+            self.ptr[:nptr].tofile(self.indptr_f)
+        cols.tofile(self.indices_f)
+        self.ms.update(zip(self.FIELDS, (int(x) for x in st), strict=True))
 
     def finish(self) -> None:
-        self._write_indptr(self.n, None, 1 << 20)
+        """The starts of the rows after the last entry, and the end (``indptr[n]``)."""
+        ms = self.ms
+        while ms["row_next"] <= self.n:
+            k = min(self.ptr.size, self.n + 1 - ms["row_next"])
+            self.ptr[:k] = ms["entries"]
+            self.ptr[:k].tofile(self.indptr_f)
+            ms["row_next"] += k
 
 
 def _merge_phase(partial: Path, state: dict, budget: int, progress: Progress | None) -> None:
@@ -1001,7 +1013,7 @@ def _merge_phase(partial: Path, state: dict, budget: int, progress: Progress | N
             fi.truncate(ms["indices_bytes"])
             fp.seek(ms["indptr_bytes"])
             fi.seek(ms["indices_bytes"])
-            emitter = _Emitter(n, idtype, ms, fp, fi)
+            emitter = _Emitter(n, idtype, ms, fp, fi, size)
             since = 0
             while True:
                 k, status = _kernels.merge_sorted_keys(reader.bufs, reader.bpos, reader.blen, reader.more, out, last)
@@ -1032,7 +1044,7 @@ def _merge_phase(partial: Path, state: dict, budget: int, progress: Progress | N
 
 
 # --------------------------------------------------------------------------- finalize
-def _finalize(out: Path, partial: Path, state: dict, progress: Progress | None) -> OnDiskCSR:
+def _finalize(out: Path, partial: Path, state: dict, budget: int, progress: Progress | None) -> OnDiskCSR:
     n = state["num_nodes"]
     ms = state["merge"]
     idtype = np.dtype(np.int32 if n < 2**31 else np.int64).newbyteorder("<")
@@ -1060,7 +1072,8 @@ def _finalize(out: Path, partial: Path, state: dict, progress: Progress | None) 
         "num_edges": int(ms["entries"] // 2),
         "isolated_nodes": int(n - ms["rows_nonempty"]),
     }
-    checksum = _fingerprint(out / "indptr.npy", out / "indices.npy", n, 1 << 24, progress)
+    block = int(max(1 << 16, min(1 << 24, budget // 16)))  # entries read and widened to int64 at once
+    checksum = _fingerprint(out / "indptr.npy", out / "indices.npy", n, block, progress)
     meta = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -1185,4 +1198,4 @@ def _convert(p: Path, src, out: Path, partial: Path, state: dict, budget: int, p
         _save_state(partial, state)
     if state["phase"] == "merge":
         _merge_phase(partial, state, budget, progress)
-    return _finalize(out, partial, state, progress)
+    return _finalize(out, partial, state, budget, progress)
