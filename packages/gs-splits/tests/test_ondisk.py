@@ -20,8 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gs_splits import as_csr_graph, convert_edges, open_ondisk
-from gs_splits import ondisk
+from gs_splits import as_csr_graph, convert_edges, ondisk, open_ondisk
 from gs_splits.cli import main
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "synthetic_papers100m.py"

@@ -73,8 +73,8 @@ from typing import Any
 import numpy as np
 
 from gs_splits import _kernels
-from gs_splits._atomic import atomic_write
 from gs_splits.__about__ import __version__
+from gs_splits._atomic import atomic_write
 from gs_splits.graph import CSRGraph
 
 __all__ = ["OnDiskCSR", "convert_edges", "open_ondisk", "parse_memory", "default_memory"]
@@ -281,7 +281,7 @@ def _npy_layout(p: Path, shape: tuple, fortran: bool, dtype: np.dtype, what: str
     """``(layout, E)`` of a ``.npy`` edge array, or a ValueError saying what is accepted."""
     if len(shape) != 2 or 2 not in shape:
         raise ValueError(f"{p}: {what} must be an edge array of shape (2, E) or (E, 2), got shape {shape}")
-    if dtype == bool or dtype.kind not in "iuf":
+    if dtype.kind not in "iuf":  # bool is kind "b"
         raise ValueError(f"{p}: node ids must be integers, got an array of dtype {dtype}")
     two_by_e = shape[0] == 2
     num_edges = shape[1] if two_by_e else shape[0]
