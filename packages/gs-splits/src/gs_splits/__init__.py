@@ -17,6 +17,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("SplitStatistics", "distance_distribution", "split_statistics",
                      "summarize_split"), "diagnostics"),
     **dict.fromkeys(("CSRGraph", "as_csr_graph"), "graph"),
+    **dict.fromkeys(("OnDiskCSR", "convert_edges", "open_ondisk"), "ondisk"),
     **dict.fromkeys(("approximate_betweenness", "clustering_coefficient", "core_number", "degree",
                      "eigenvector_centrality", "pagerank", "personalized_pagerank", "triangles"),
                     "properties"),
@@ -60,6 +61,7 @@ if TYPE_CHECKING:  # the names for type checkers and IDEs
         SCIENTIFIC_PARTS,
         STRUCTURAL_PARTS,
     )
+    from gs_splits.ondisk import OnDiskCSR, convert_edges, open_ondisk
     from gs_splits.properties import (
         approximate_betweenness,
         clustering_coefficient,

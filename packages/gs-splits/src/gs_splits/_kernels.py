@@ -559,3 +559,314 @@ def brandes_accumulate(indptr, indices, sources, bc):
                     delta[v] += sigma[v] / sigma[w] * (1.0 + delta[w])
             if w != s:
                 bc[w] += delta[w]
+
+
+# --------------------------------------------------------------------------- on-disk conversion
+# Kernels of gs_splits.ondisk (external sort of packed edge keys). A key packs one directed
+# entry of the symmetric adjacency: ``row << 32 | col << 1 | tag`` (row, col < 2**31), where
+# tag 0 marks an edge given as (row, col) and tag 1 one given as (col, row) only; int64, so
+# every key is >= 0. Sorting keys sorts the adjacency by (row, col), and among the keys of one
+# (row, col) pair the first carries tag 0 exactly when the pair was given in that direction:
+# keeping the first key of each pair keeps what the statistics of ``build_symmetric_csr`` need.
+@_jit(nogil=True)
+def edge_keys(src, dst, limit, keys):
+    """Write the two keys of every non-loop edge ``(src[k], dst[k])`` into ``keys``.
+
+    Returns ``(keys written, self-loops, largest id, first bad k or -1)``; an edge with an id
+    outside ``[0, limit)`` stops the scan (the keys before it are written).
+    """
+    w = 0
+    loops = 0
+    mx = -1
+    for k in range(src.size):
+        u = np.int64(src[k])
+        v = np.int64(dst[k])
+        if u < 0 or v < 0 or u >= limit or v >= limit:
+            return w, loops, mx, k
+        if u > mx:
+            mx = u
+        if v > mx:
+            mx = v
+        if u == v:
+            loops += 1
+            continue
+        keys[w] = (u << 32) | (v << 1)
+        keys[w + 1] = (v << 32) | (u << 1) | 1
+        w += 2
+    return w, loops, mx, -1
+
+
+@_jit(nogil=True)
+def dedup_sorted_keys(keys):
+    """Keep the first key of each (row, col) pair of sorted ``keys``, in place; returns the count."""
+    n = keys.size
+    if n == 0:
+        return 0
+    w = 1
+    last = keys[0] >> 1
+    for r in range(1, n):
+        pair = keys[r] >> 1
+        if pair != last:
+            keys[w] = keys[r]
+            w += 1
+            last = pair
+    return w
+
+
+@_jit(nogil=True)
+def _sift_down(hk, hr, size, i, key, j):
+    """Put ``(key, j)`` at slot ``i`` of the binary min-heap ``hk[:size]`` and sift it down."""
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and hk[c + 1] < hk[c]:
+            c += 1
+        if hk[c] >= key:
+            break
+        hk[i] = hk[c]
+        hr[i] = hr[c]
+        i = c
+    hk[i] = key
+    hr[i] = j
+
+
+@_jit(nogil=True)
+def merge_sorted_keys(bufs, bpos, blen, more, out, last):
+    """k-way merge (binary heap) of the sorted key buffers ``bufs[j, bpos[j]:blen[j]]`` into
+    ``out``, keeping the first key of each (row, col) pair (``last[0]``: the pair of the last key
+    written, carried between calls; -1 at the start).
+
+    Returns ``(keys written, status)``: status ``j >= 0`` when buffer ``j`` is used up while its
+    run has more keys (``more[j]``: refill it and call again), -1 when ``out`` is full, -2 when
+    every run is merged. ``bpos`` advances past every key consumed, so a call can resume where
+    the last one stopped.
+    """
+    k = bufs.shape[0]
+    for j in range(k):
+        if bpos[j] >= blen[j] and more[j]:
+            return 0, j
+    hk = np.empty(k, np.int64)  # heap of the runs' next keys, and their runs
+    hr = np.empty(k, np.int64)
+    size = 0
+    for j in range(k):
+        if bpos[j] < blen[j]:
+            hk[size] = bufs[j, bpos[j]]
+            hr[size] = j
+            size += 1
+    for i in range(size // 2 - 1, -1, -1):
+        _sift_down(hk, hr, size, i, hk[i], hr[i])
+    n = 0
+    lp = last[0]
+    cap = out.size
+    while size > 0:
+        if n >= cap:
+            last[0] = lp
+            return n, -1
+        j = hr[0]
+        key = hk[0]
+        pair = key >> 1
+        if pair != lp:
+            out[n] = key
+            n += 1
+            lp = pair
+        p = bpos[j] + 1
+        bpos[j] = p
+        if p < blen[j]:
+            key = bufs[j, p]
+        elif more[j]:
+            last[0] = lp
+            return n, j
+        else:
+            size -= 1
+            if size == 0:
+                break
+            key = hk[size]
+            j = hr[size]
+        _sift_down(hk, hr, size, 0, key, j)
+    last[0] = lp
+    return n, -2
+
+
+@_jit(nogil=True)
+def csr_from_keys(keys, start, st, cols, ptr):
+    """CSR pieces of merged keys (sorted, one per (row, col) pair) from ``keys[start]`` on:
+    ``cols[i]`` the column of ``keys[i]``, and in ``ptr`` the start (entries before it) of
+    every row up to the last row seen. ``st`` carries ``[next row without a start, entries,
+    forward pairs (tag 0), rows with entries, last row]`` between calls.
+
+    Returns ``(next i, starts written)``; stops early, at a key, when ``ptr`` is full (a gap
+    of rows without entries), so a call can resume there.
+    """
+    row_next = st[0]
+    entries = st[1]
+    fwd = st[2]
+    started = st[3]
+    last_row = st[4]
+    nptr = 0
+    cap = ptr.size
+    i = start
+    while i < keys.size:
+        key = keys[i]
+        r = key >> 32
+        while row_next <= r and nptr < cap:
+            ptr[nptr] = entries
+            nptr += 1
+            row_next += 1
+        if row_next <= r:
+            break
+        if r != last_row:
+            started += 1
+            last_row = r
+        cols[i] = (key >> 1) & 0x7FFFFFFF
+        if (key & 1) == 0:
+            fwd += 1
+        entries += 1
+        i += 1
+    st[0] = row_next
+    st[1] = entries
+    st[2] = fwd
+    st[3] = started
+    st[4] = last_row
+    return i, nptr
+
+
+@_jit(nogil=True)
+def _is_space(c):
+    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
+
+
+@_jit(nogil=True)
+def text_has_comma(buf, in_comment):
+    """Whether ``buf`` (bytes of a text edge list) has a comma outside ``#`` comments.
+
+    ``in_comment``: whether ``buf`` starts inside a comment. Returns ``(found, in_comment at
+    the end)`` so that a file can be scanned block by block.
+    """
+    for i in range(buf.size):
+        c = buf[i]
+        if c == 10:
+            in_comment = False
+        elif in_comment:
+            continue
+        elif c == 35:
+            in_comment = True
+        elif c == 44:
+            return True, in_comment
+    return False, in_comment
+
+
+@_jit(nogil=True)
+def _parse_id(buf, a, b):
+    """``buf[a:b]`` as a node id ('+'? then 1 to 18 digits), or -1."""
+    if a < b and buf[a] == 43:
+        a += 1
+    if b <= a or b - a > 18:
+        return -1
+    v = np.int64(0)
+    for i in range(a, b):
+        d = np.int64(buf[i]) - 48
+        if d < 0 or d > 9:
+            return -1
+        v = v * 10 + d
+    return v
+
+
+@_jit(nogil=True)
+def _strip(buf, a, b):
+    """``(a, b)`` without the whitespace at both ends of ``buf[a:b]``."""
+    while a < b and _is_space(buf[a]):
+        a += 1
+    while b > a and _is_space(buf[b - 1]):
+        b -= 1
+    return a, b
+
+
+@_jit(nogil=True)
+def _fields(buf, p, end, comma):
+    """Fields of the line body ``buf[p:end]``: ``(count, a0, b0, a1, b1)`` with the spans of the
+    first two. Comma mode: split at commas, each field stripped (a blank body has none);
+    otherwise: runs of non-whitespace."""
+    nf = 0
+    a0 = b0 = a1 = b1 = 0
+    if comma:
+        s, stop = _strip(buf, p, end)
+        if s == stop:
+            return 0, a0, b0, a1, b1
+        s = p
+        while True:
+            t = s
+            while t < end and buf[t] != 44:
+                t += 1
+            fa, fb = _strip(buf, s, t)
+            if nf == 0:
+                a0, b0 = fa, fb
+            elif nf == 1:
+                a1, b1 = fa, fb
+            nf += 1
+            if t >= end:
+                return nf, a0, b0, a1, b1
+            s = t + 1
+    t = p
+    while t < end:
+        while t < end and _is_space(buf[t]):
+            t += 1
+        if t >= end:
+            break
+        s = t
+        while t < end and not _is_space(buf[t]):
+            t += 1
+        if nf == 0:
+            a0, b0 = s, t
+        elif nf == 1:
+            a1, b1 = s, t
+        nf += 1
+    return nf, a0, b0, a1, b1
+
+
+@_jit(nogil=True)
+def parse_edge_text(buf, comma, ncols, src, dst):
+    """Parse the complete lines of ``buf`` (it ends with a newline) of a text edge list, the
+    rules of :func:`gs_splits.io.read_edge_list`: ``#`` starts a comment, blank lines are
+    skipped, fields are separated by commas (``comma``, fields stripped) or by runs of
+    whitespace, every data line has ``ncols`` fields (0: the first data line sets it, at
+    least 2), the first two are node ids. Stops after ``src.size`` edges, at a line boundary.
+
+    Returns ``(bytes consumed, edges, lines consumed, ncols, error, a, b, fields)``; error 0
+    none, 1 a first data line with fewer than two fields (``buf[a:b]`` is its text), 2 a line
+    with another number of fields, 3 a field that is not a node id (``buf[a:b]``); on an error
+    the lines consumed include the bad line and the bytes consumed stop before it.
+    """
+    n = buf.size
+    p = 0
+    e = 0
+    lines = 0
+    cap = src.size
+    while p < n and e < cap:
+        q = p
+        while q < n and buf[q] != 10:
+            q += 1
+        end = p
+        while end < q and buf[end] != 35:
+            end += 1
+        nf, a0, b0, a1, b1 = _fields(buf, p, end, comma)
+        lines += 1
+        if nf > 0:
+            if ncols == 0:
+                if nf < 2:
+                    a, b = _strip(buf, p, end)
+                    return p, e, lines, ncols, 1, a, b, nf
+                ncols = nf
+            elif nf != ncols:
+                return p, e, lines, ncols, 2, p, end, nf
+            u = _parse_id(buf, a0, b0)
+            if u < 0:
+                return p, e, lines, ncols, 3, a0, b0, nf
+            v = _parse_id(buf, a1, b1)
+            if v < 0:
+                return p, e, lines, ncols, 3, a1, b1, nf
+            src[e] = u
+            dst[e] = v
+            e += 1
+        p = q + 1
+    return p, e, lines, ncols, 0, 0, 0, 0

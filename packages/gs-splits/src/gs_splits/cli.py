@@ -1,9 +1,10 @@
-"""Command line: ``gs-splits make`` and ``gs-splits report``.
+"""Command line: ``gs-splits make``, ``gs-splits report`` and ``gs-splits convert``.
 
 Examples::
 
     gs-splits make cora-ml/data.mat --strategy locality --out splits/coraml-locality
     gs-splits report splits/coraml-locality.npz --graph cora-ml/data.mat --out-dir report/
+    gs-splits convert papers.bin papers-csr/ --memory 14G
 """
 
 from __future__ import annotations
@@ -50,6 +51,71 @@ split in feature space (appendix I). Figures need the plot extra (matplotlib, sc
 pip install 'matplotlib>=3.7' 'scikit-learn>=1.3'."""
 
 
+_CONVERT_HELP = """\
+Convert an edge file into an on-disk symmetric CSR folder, for graphs larger than memory
+(issue 32): OUT_DIR/indptr.npy and indices.npy (numpy files, np.load(mmap_mode="r") maps
+them) and OUT_DIR/meta.json (node count, normalisation counts, checksum).
+
+The graph is made undirected and simple exactly as 'make' does (self-loops and duplicates
+dropped, edges given in one direction symmetrised; the counts are printed and kept in
+meta.json); the arrays equal those of gs_splits.as_csr_graph bit for bit. It is an external
+sort: sorted run files in OUT_DIR/.partial (16 bytes per edge on disk), merged into the CSR,
+within --memory. Interrupted (Ctrl-C, killed)? Run the same command again: it resumes after
+the last finished step. A folder holding another input's conversion is refused (--restart).
+
+Edge files: .npy (2, E) or (E, 2); .npz with 'edge_index' or 'edges'; a raw binary file of
+int32 / int64 ids laid out (2, E), with the sidecar FILE.json that
+benchmarks/synthetic_papers100m.py writes, or --dtype; anything else is a text edge list
+('u v' per line, '#' comments, extra columns ignored). Node ids must be below 2**31.
+Errors are one line naming the file, exit status 2; interrupted, exit status 130."""
+
+
+class _ProgressBar:
+    """``progress(phase, done, total)`` for long library work, on stderr: a bar redrawn in place
+    on a terminal, otherwise one line per phase and then one every ``interval`` seconds."""
+
+    LABELS = {"read": "reading edges", "premerge": "merging runs", "merge": "merging into CSR",
+              "checksum": "checksum"}
+
+    def __init__(self, stream=None, interval: float | None = None):
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.interval = interval if interval is not None else (0.25 if self.tty else 30.0)
+        self.phase: str | None = None
+        self.last = 0.0
+        self.start = time.monotonic()
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if phase == self.phase and now - self.last < self.interval and done < total:
+            return
+        if phase != self.phase and self.phase is not None and self.tty:
+            self.stream.write("\n")
+        self.phase = phase
+        self.last = now
+        frac = min(1.0, done / total) if total else 1.0
+        secs = int(now - self.start)
+        text = (f"{self.LABELS.get(phase, phase):<17} [{'#' * int(frac * 30):<30}] {100 * frac:5.1f}%  "
+                f"{secs // 3600}:{secs // 60 % 60:02d}:{secs % 60:02d}")
+        self.stream.write(f"\r{text}" if self.tty else f"{text}\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty and self.phase is not None:
+            self.stream.write("\n")
+            self.stream.flush()
+        self.phase = None
+
+
+def _memory(text: str) -> int:
+    from gs_splits.ondisk import parse_memory
+
+    try:
+        return parse_memory(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("memory: ")) from None
+
+
 def _sizes(text: str) -> tuple[float, ...] | str:
     if ":" in text:
         return text
@@ -92,7 +158,7 @@ def _parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="gs-splits",
         description="Structural and scientific distribution-shift splits for graphs (no torch needed).",
-        epilog="Run 'gs-splits make --help' or 'gs-splits report --help' for details.",
+        epilog="Run 'gs-splits make --help', 'gs-splits report --help' or 'gs-splits convert --help' for details.",
     )
     ap.add_argument("--version", action="version", version=f"gs-splits {__version__}")
     ap.add_argument("-v", "--verbose", action="store_true", help="log progress and graph normalisation details")
@@ -138,7 +204,38 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--tsne-max-nodes", type=int, default=5000, help="t-SNE on a random sample of at most this many nodes (default 5000)")
     rp.add_argument("--distance-sources", type=int, default=64, help="BFS sources sampled per group for graph distances (default 64)")
     rp.add_argument("--seed", type=int, default=0, help="seed of the sampled BFS sources, t-SNE sample and figure layouts (default 0)")
+    cv = sub.add_parser("convert", help="edge file -> on-disk CSR folder (graphs larger than memory)",
+                        description=_CONVERT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cv.add_argument("edges", type=Path, help="edge file (.npy, .npz, raw binary with sidecar or --dtype, or text)")
+    cv.add_argument("out_dir", type=Path, help="folder to write (indptr.npy, indices.npy, meta.json); resumes a partial one")
+    cv.add_argument("--memory", type=_memory, default=None,
+                    help="budget of the conversion's arrays, e.g. 16G or 512M (default: 60%% of the RAM; the process adds ~0.2 GB)")
+    cv.add_argument("--num-nodes", type=_positive_int, default=None, help="number of nodes if the highest ids have no edges (>= 1)")
+    cv.add_argument("--dtype", choices=["int32", "int64"], default=None,
+                    help="id type of a raw binary edge file without a sidecar FILE.json")
+    cv.add_argument("--restart", action="store_true", help="discard what OUT_DIR holds (another input's conversion too) and start over")
+    cv.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     return ap
+
+
+def _convert(args: argparse.Namespace) -> int:
+    from gs_splits.ondisk import convert_edges
+
+    bar = None if args.no_progress else _ProgressBar()
+    t = time.perf_counter()
+    try:
+        g = convert_edges(args.edges, args.out_dir, num_nodes=args.num_nodes, dtype=args.dtype,
+                          memory=args.memory, progress=bar, restart=args.restart)
+    finally:
+        if bar is not None:
+            bar.close()
+    st = g.stats
+    print(f"graph: {g.num_nodes} nodes, {st['num_edges']} undirected edges (removed {st['self_loops']} "
+          f"self-loops, {st['duplicate_edges']} duplicates; symmetrised {st['one_directional_pairs']} "
+          f"one-directional edges; {st['isolated_nodes']} isolated nodes kept)")
+    print(f"wrote {args.out_dir} (indptr.npy, indices.npy, meta.json) in {time.perf_counter() - t:.1f} s; "
+          f"checksum {g.checksum}")
+    return 0
 
 
 def _make(args: argparse.Namespace) -> int:
@@ -288,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "make":
             return _make(args)
+        if args.command == "convert":
+            return _convert(args)
         return _report(args)
     except (ValueError, TypeError) as exc:
         print(f"gs-splits {args.command}: error: {_one_line(exc)}", file=sys.stderr)
@@ -296,8 +395,15 @@ def main(argv: list[str] | None = None) -> int:
         msg = str(exc) if exc.filename is None else f"{exc.filename}: {exc.strerror or exc}"
         print(f"gs-splits {args.command}: error: {_one_line(msg)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        if args.command != "convert":
+            raise
+        print(f"gs-splits convert: interrupted; run the same command again to resume ({args.out_dir} "
+              "keeps the finished steps)", file=sys.stderr)
+        return 130
     except MemoryError:
-        what = args.graph if args.command == "make" else f"{args.split} on {args.graph}"
+        what = {"make": args.graph, "convert": getattr(args, "edges", None)}.get(
+            args.command, f"{getattr(args, 'split', '')} on {getattr(args, 'graph', '')}")
         print(f"gs-splits {args.command}: error: {what}: out of memory (a graph this large needs "
               "more RAM; see the README's memory table)", file=sys.stderr)
         return 2

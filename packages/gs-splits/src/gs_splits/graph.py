@@ -7,7 +7,9 @@ Accepted inputs (converted once, at the entry of a public function):
 * a networkx graph (nodes are relabelled ``0..n-1`` in ``G.nodes`` order);
 * a torch tensor ``(2, E)`` or a PyG ``Data`` object (duck-typed: ``edge_index`` and
   ``num_nodes``), without gs-splits ever importing torch;
-* an existing :class:`CSRGraph` (returned as is).
+* an existing :class:`CSRGraph` (returned as is);
+* an on-disk CSR folder opened with :func:`gs_splits.open_ondisk` (anything with
+  ``to_csr_graph()``): a :class:`CSRGraph` over its memory-mapped arrays.
 
 How edges are normalised (documented, never silent: every count is kept in
 :attr:`CSRGraph.stats` and logged):
@@ -167,7 +169,7 @@ def _edges_of(graph: Any, num_nodes: int | None) -> tuple[np.ndarray, int | None
     raise TypeError(
         f"graph: unsupported type {type(graph).__name__}; accepted are an edge index array of "
         "shape (2, E), a scipy.sparse (n, n) matrix, a networkx graph, a torch tensor (2, E), a "
-        "PyG Data object (anything with .edge_index) or a gs_splits.CSRGraph"
+        "PyG Data object (anything with .edge_index), a gs_splits.CSRGraph or an OnDiskCSR"
     )
 
 
@@ -176,7 +178,7 @@ def as_csr_graph(graph: Any, num_nodes: int | None = None) -> CSRGraph:
 
     Parameters
     ----------
-    graph : array (2, E), scipy.sparse (n, n), networkx graph, torch tensor, PyG Data or CSRGraph
+    graph : array (2, E), scipy.sparse (n, n), networkx graph, torch tensor, PyG Data, CSRGraph or OnDiskCSR
         See the module docstring for the exact rules (symmetrised, self-loops and duplicates
         removed, isolated nodes kept).
     num_nodes : int, optional
@@ -201,6 +203,8 @@ def as_csr_graph(graph: Any, num_nodes: int | None = None) -> CSRGraph:
     >>> g.num_nodes, g.num_edges, g.stats["duplicate_edges"]
     (4, 2, 1)
     """
+    if not isinstance(graph, CSRGraph) and callable(getattr(graph, "to_csr_graph", None)):
+        graph = graph.to_csr_graph()  # an OnDiskCSR: its arrays, memory-mapped
     if isinstance(graph, CSRGraph):
         if num_nodes is not None and num_nodes != graph.num_nodes:
             raise ValueError(f"num_nodes={num_nodes} disagrees with the graph ({graph.num_nodes} nodes)")
