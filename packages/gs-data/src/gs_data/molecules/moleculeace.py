@@ -367,17 +367,11 @@ def load_moleculeace_ood(
     info_level : {"no_info", "o_feature", "par_label"}
     config : MoleculeACEConfig, optional
     data_dir, targets : see :func:`read_moleculeace`
-    cache_dir : path, optional
-        Conformer cache folder (strongly recommended: ~36k molecules).
-    n_workers : int, optional
-        Conformer worker processes; None: one per CPU core (see
-        :func:`~gs_data.molecules.conformers.generate_conformers`; a script must guard its
-        entry point with ``if __name__ == "__main__":``).
-    progress : bool, optional
-        Progress bar of the conformer generation on stderr (None: on a terminal, for
-        long runs).
-    callback : callable(done, total), optional
-        Per-molecule progress of the conformer generation.
+    cache_dir, n_workers, progress, callback
+        The conformer generation's cache folder (strongly recommended: ~36k molecules),
+        worker processes (None: one per CPU core; a script must guard its entry point with
+        ``if __name__ == "__main__":``), progress bar and per-molecule callback, passed to
+        :func:`~gs_data.molecules.conformers.generate_conformers` (described there).
     seed : int or numpy.random.Generator
         Seed of the split (the conformer seed is ``config.conformer.seed``).
     records : MoleculeACERecords, optional

@@ -59,14 +59,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
 
     from gs_algos import TrainConfig, predict_node, seeded
     from gs_algos.lebed import lebed_score, pretrain
-    from gs_metrics import (
-        atc_score,
-        conf_score,
-        entropy_score,
-        evaluate_estimator,
-        fit_atc_threshold,
-        threshold_score,
-    )
+    import gs_metrics as gm
     from gs_models import build_model
 
     # the typed settings, re-created from the dict that entered the job's key and its record
@@ -94,8 +87,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     _, _, pv = outputs_of(valid_g)
     yv = valid_g.y.numpy()[va.numpy()]
     pv = pv[va.numpy()]
-    thr_mc = fit_atc_threshold(pv, yv, "mc")
-    thr_ne = fit_atc_threshold(pv, yv, "ne")
+    thr_mc = gm.fit_atc_threshold(pv, yv, "mc")
+    thr_ne = gm.fit_atc_threshold(pv, yv, "ne")
     source = params["dataset"]
     lcfg = lebed_config(source, params["model"], st).with_changes(
         device=job.get("device", "auto"))
@@ -132,12 +125,12 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         perturbations.append(str(g.perturbation))
         strengths.append(float(g.p))
         groups.append(str(getattr(g, "environment", getattr(g, "domain_name", getattr(g, "period", "")))))
-        scores["conf"].append(conf_score(p_eval))
-        scores["entropy"].append(entropy_score(p_eval))
-        scores["atc_mc"].append(atc_score(p_eval, thr_mc, "mc"))
-        scores["atc_ne"].append(atc_score(p_eval, thr_ne, "ne"))
+        scores["conf"].append(gm.conf_score(p_eval))
+        scores["entropy"].append(gm.entropy_score(p_eval))
+        scores["atc_mc"].append(gm.atc_score(p_eval, thr_mc, "mc"))
+        scores["atc_ne"].append(gm.atc_score(p_eval, thr_ne, "ne"))
         for tau in (0.7, 0.8, 0.9):
-            scores[f"thr_{tau}"].append(threshold_score(p_eval, tau))
+            scores[f"thr_{tau}"].append(gm.threshold_score(p_eval, tau))
     score_s, score_cpu = time.perf_counter() - t1, time.process_time() - c1
     out: dict[str, Any] = {
         "num_test_graphs": len(errors), "set_size": len(graphs), "test_graph_indices": scored,
@@ -152,13 +145,13 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         "cpu_seconds_per_test_graph": score_cpu / max(len(errors), 1),
     }
     for k in ESTIMATORS:
-        ev = evaluate_estimator(scores[k], errors, ORIENT[k])
+        ev = gm.evaluate_estimator(scores[k], errors, ORIENT[k])
         out[f"{k}_spearman"] = float(ev.spearman)
         out[f"{k}_r2"] = float(ev.r2)
         for kind in sorted(set(perturbations)):
             sel = [j for j, q in enumerate(perturbations) if q == kind]
             if len(sel) >= 3:
-                sub = evaluate_estimator([scores[k][j] for j in sel], [errors[j] for j in sel], ORIENT[k])
+                sub = gm.evaluate_estimator([scores[k][j] for j in sel], [errors[j] for j in sel], ORIENT[k])
                 out[f"{k}_spearman_{kind}"] = float(sub.spearman)
     return out
 
