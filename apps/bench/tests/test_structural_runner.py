@@ -334,6 +334,10 @@ def test_robustness_variant_values_and_default_are_gs_algos_names():
     assert field.default == names.DEFAULT_ROBUSTNESS_VARIANT == structural.Settings().robustness_variant
     option = _run_option("robustness_variant")
     assert option.choices is names.ROBUSTNESS_VARIANTS and option.default is None
+    # the suite's own choices, offered by the CLI too, are gs_bench.names' (light for --help)
+    for key in ("split_source", "robustness_framework"):
+        field = {f.name: f for f in dataclasses.fields(structural.Settings)}[key]
+        assert _run_option(key).choices is field.metadata["allowed"] and _run_option(key).default is None
 
 
 def test_settings_values_are_checked_by_the_schema_and_read_typed():

@@ -24,6 +24,7 @@ from gs_algos.names import (
     STRUCTURAL_PROTOCOLS,
     builtin_node_method_names,
 )
+from gs_bench.names import ROBUSTNESS_FRAMEWORKS, SPLIT_SOURCES
 from gs_bench.runner import setting
 from gs_bench.runners.common import data_root, dataset_fingerprint, dataset_fingerprints, require_axes
 from gs_bench.suites import (
@@ -77,12 +78,6 @@ GOOD_PRESET = "good-gcn"
 # "se" and "se+mod" are the uncertainty view of the "erm" / "erm+mod" jobs (same training):
 # gs-algos' aliases (gs_algos.names.ALIASES), and each one's "+mod".
 ALIASES = {**ALGO_ALIASES, **{f"{a}+mod": f"{m}+mod" for a, m in ALGO_ALIASES.items()}}
-#: how DANN / CORAL / Mixup / EERM are trained: "paper" (appendix F and section 3.1, like
-#: every other method) or "good" (GOOD's GCN and GOODCora training, which the paper names)
-ROBUSTNESS_FRAMEWORKS = ("paper", "good")
-#: where a job's split comes from: gs-splits (split seed 0), the authors' published 50:50 masks,
-#: or the authors' masks where they publish one (50:50) and gs-splits at the other ratios
-SPLIT_SOURCES = ("seeded", "authors", "authors-where-published")
 #: preset of the "early-stop" protocol (our earlier layer order) where it differs
 EARLY_STOP_PRESETS = {
     "structural-shifts-base": "structural-shifts-base-early-stop",
