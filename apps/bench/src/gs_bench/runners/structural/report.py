@@ -180,7 +180,8 @@ def paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
     for r in records:
         # one paragraph per settings dict the jobs ran with, read through the typed settings
         key = repr(sorted((k, str(v)) for k, v in r["job"]["settings"].items()))
-        seen.setdefault(key, Settings.from_record(r))
+        if key not in seen:
+            seen[key] = Settings.from_record(r)
         counts.setdefault((key, canonical_method(r["job"]["params"]["method"])), set()).add(
             tuple(r.get("metrics", {}).get("member_seeds", [r["job"]["seed"]]))
         )
