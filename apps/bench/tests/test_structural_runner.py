@@ -311,3 +311,52 @@ def test_robustness_framework_good_trains_goods_gcn_with_goodcora_training(tmp_p
                    "settings": {"robustness_framework": "good"}},
            "metrics": {"member_seeds": [0]}}
     assert "trained in GOOD's framework" in " ".join(structural.paragraphs([rec]))
+
+
+def _run_option(dest):
+    from gs_bench.cli import _build_parser
+
+    sub = next(a for a in _build_parser()._actions if a.dest == "command")
+    return next(a for a in sub.choices["run"]._actions if a.dest == dest)
+
+
+def test_robustness_variant_values_and_default_are_gs_algos_names():
+    """Issue 31: the values of ``robustness_variant`` are written once,
+    :data:`gs_algos.names.ROBUSTNESS_VARIANTS` (``tests/test_one_definition.py`` finds the one
+    literal); the suite's ``Settings`` and the CLI's choices read that tuple, and the default is
+    the ``Settings`` field's (the CLI's is None: the suite's setting)."""
+    import dataclasses
+
+    from gs_algos import names
+
+    field = {f.name: f for f in dataclasses.fields(structural.Settings)}["robustness_variant"]
+    assert field.metadata["allowed"] is names.ROBUSTNESS_VARIANTS
+    assert field.default == names.DEFAULT_ROBUSTNESS_VARIANT == structural.Settings().robustness_variant
+    option = _run_option("robustness_variant")
+    assert option.choices is names.ROBUSTNESS_VARIANTS and option.default is None
+    # the suite's own choices, offered by the CLI too, are gs_bench.names' (light for --help)
+    for key in ("split_source", "robustness_framework"):
+        field = {f.name: f for f in dataclasses.fields(structural.Settings)}[key]
+        assert _run_option(key).choices is field.metadata["allowed"] and _run_option(key).default is None
+
+
+def test_settings_values_are_checked_by_the_schema_and_read_typed():
+    """A bad value of a setting with accepted values stops ``load_suite`` / ``--set`` (before
+    issue 31 only ``validate`` saw it); the job and the report read the typed settings, whose
+    training changes are those of the settings dict before (lr and weight decay always, the
+    epochs and patience where set)."""
+    cfg = load_suite("structural-shifts", "demo")
+    for key, bad in (("protocol", "ours"), ("split_source", "theirs"), ("robustness_variant", "v2"),
+                     ("robustness_framework", "goods"), ("domain_scope", "train")):
+        with pytest.raises(SuiteConfigError, match=f"unknown {key} '{bad}'; accepted: "):
+            cfg.with_overrides(settings={key: bad})
+    st = structural.Settings.from_config(cfg)
+    assert st.train_changes() == {"lr": 1e-3, "weight_decay": 1e-5, "max_epochs": 80}
+    assert structural.Settings().train_changes() == {"lr": 3e-4, "weight_decay": 1e-5}
+    from gs_algos import TrainConfig
+
+    assert (TrainConfig.structural_shifts("authors", **structural.Settings().train_changes())
+            == TrainConfig.structural_shifts("authors"))
+    # the planning hooks take the settings dict of a job, or the typed object
+    assert structural.max_runs(cfg.settings, 1) == structural.max_runs(st, 1) == 5  # posterior_runs
+    assert structural.max_runs({}, 3) == 3 and structural.max_runs({"robustness_runs": 4}, 3) == 4

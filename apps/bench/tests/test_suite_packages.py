@@ -16,6 +16,7 @@ import pytest
 import gs_bench.runners.edgewise as edgewise
 import gs_bench.runners.gess as gess
 import gs_bench.runners.lebed as lebed
+import gs_bench.runners.structural as structural
 from gs_bench.cli import main
 from gs_bench.runner import HOOKS, OPTIONAL_HOOKS, Runner, SuiteRunner
 from gs_bench.runners import RUNNERS, load_runner
@@ -34,6 +35,8 @@ PACKAGES = {
                  "max_epochs", "max_epoch"),
     "gess": (gess, 'dataset = ["molecular-fidelity"]\nbackbone = ["egnn"]\nalgorithm = ["erm"]',
              "track_sizes", "track_size"),
+    "structural-shifts": (structural, 'dataset = ["synthetic-default"]\nstrategy = ["popularity"]\n'
+                          'ratio = ["50:50"]\nmethod = ["erm"]', "ensemble_size", "ensemble_sise"),
 }
 
 
@@ -66,7 +69,8 @@ def test_settings_fields_carry_type_default_allowed_values_and_a_citation(suite)
 
 def test_specs_import_neither_torch_nor_numba():
     code = ("import sys, gs_bench.runners.lebed.spec, gs_bench.runners.edgewise.spec, "
-            "gs_bench.runners.gess.spec, gs_bench.runners.gess.checks, gs_bench.runner; "
+            "gs_bench.runners.gess.spec, gs_bench.runners.gess.checks, gs_bench.runners.structural.spec, "
+            "gs_bench.runner; "
             "print(sorted(m for m in ('torch', 'numba') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout

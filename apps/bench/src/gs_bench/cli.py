@@ -16,6 +16,7 @@ from gs_algos.names import DEFAULT_ROBUSTNESS_VARIANT, ROBUSTNESS_VARIANTS
 from gs_bench.__about__ import __version__
 from gs_bench.executors import DEFAULT_RETRIES, EXECUTORS
 from gs_bench.names import REPORT_FORMATS as FORMATS
+from gs_bench.names import ROBUSTNESS_FRAMEWORKS, SPLIT_SOURCES
 from gs_bench.suites import PROFILES
 
 DESCRIPTION = """\
@@ -84,8 +85,8 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods (overrides the profile; the gess suite's algorithms, e.g. erm dir tl-100)")
     run.add_argument("--backbones", nargs="+", metavar="NAME", help="only these backbones (suites with a backbone axis: gess)")
     run.add_argument("--seeds", type=int, metavar="N", help="number of seeds (overrides the profile)")
-    run.add_argument("--split-source", choices=("seeded", "authors", "authors-where-published"), help="structural-shifts: 'authors' uses the authors' published 50:50 masks (<root>/structural-shifts/<name>/splits/<shift>.pth), 'seeded' gs-splits with split seed 0, 'authors-where-published' the authors' masks at 50:50 and gs-splits at the other ratios (default: the suite's setting)")
-    run.add_argument("--robustness-framework", choices=("paper", "good"), help="structural-shifts: how DANN / CORAL / Mixup / EERM are trained, 'paper' (appendix F encoder, optimiser and checkpoint rule, as every other method; the default) or 'good' (GOOD's GCN 3 x 300 and GOODCora training: lr 1e-3, no weight decay, 100 epochs, best Valid-In accuracy)")
+    run.add_argument("--split-source", choices=SPLIT_SOURCES, help="structural-shifts: 'authors' uses the authors' published 50:50 masks (<root>/structural-shifts/<name>/splits/<shift>.pth), 'seeded' gs-splits with split seed 0, 'authors-where-published' the authors' masks at 50:50 and gs-splits at the other ratios (default: the suite's setting)")
+    run.add_argument("--robustness-framework", choices=ROBUSTNESS_FRAMEWORKS, help="structural-shifts: how DANN / CORAL / Mixup / EERM are trained, 'paper' (appendix F encoder, optimiser and checkpoint rule, as every other method; the default) or 'good' (GOOD's GCN 3 x 300 and GOODCora training: lr 1e-3, no weight decay, 100 epochs, best Valid-In accuracy)")
     run.add_argument("--robustness-variant", choices=ROBUSTNESS_VARIANTS, help=f"structural-shifts: formulation of DANN / CORAL / Mixup / EERM, 'good' (the GOOD benchmark's code the paper used) or 'ours-v1' (our earlier one, with domain bins over all nodes); default: the suite's setting, else {DEFAULT_ROBUSTNESS_VARIANT!r}")
     run.add_argument("--set", action="append", metavar="KEY=VALUE", dest="set_settings", help="override one of the suite's [settings] (repeatable); VALUE is read as a TOML value (3, 0.5, true, \"text\", [\"gcn\", \"mlp\"]), a bare word as text. Checked against the suite's settings like the file's: an unknown key or a wrong type stops the run before any job")
     run.add_argument("--executor", default="local", choices=EXECUTORS, help="local worker processes (default) or a Ray cluster (docs/cluster.md)")

@@ -95,7 +95,7 @@ def _structural(records: Sequence[dict[str, Any]]) -> list[Cell]:
                           c["ours"], c["paper"], spread))
     groups = group_records(records, ("dataset", "ratio", "method", "strategy"))
     for (ds, ratio, meth, sh), recs in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
-        if S._canonical_method(meth) != "erm":
+        if S.canonical_method(meth) != "erm":
             continue
         for metric, pub_method in (("drop", "erm"), ("ood_auroc", "se")):
             pub = published("structural-shifts", ds, ratio, sh, pub_method, metric)

@@ -42,6 +42,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import functools
 import hashlib
 import importlib.resources
 import itertools
@@ -407,6 +408,14 @@ def _matches(value: Any, tp: Any) -> bool:
     return isinstance(value, typing.get_origin(tp) or tp)
 
 
+@functools.lru_cache(maxsize=None)
+def _type_hints(schema: type) -> dict[str, Any]:
+    """``typing.get_type_hints(schema)``, evaluated once per schema: the typed settings are
+    re-created from a settings dict per job (a runner's ``runs`` / ``applicable`` at planning),
+    and evaluating the string annotations each time made a plan of 3,500 jobs 8 times slower."""
+    return typing.get_type_hints(schema)
+
+
 def check_table(table: Any, schema: type, path: str, *, partial: bool = False) -> None:
     """Check ``table`` (a parsed TOML table) against the dataclass ``schema``.
 
@@ -418,7 +427,7 @@ def check_table(table: Any, schema: type, path: str, *, partial: bool = False) -
     where = path or "the suite file"
     if not isinstance(table, dict):
         raise SuiteConfigError(f"{where}: expected a table, got {_value_repr(table)}")
-    hints = typing.get_type_hints(schema)
+    hints = _type_hints(schema)
     fields = {f.name: f for f in dataclasses.fields(schema)}
     for key, value in table.items():
         kpath = f"{path}.{key}" if path else str(key)
