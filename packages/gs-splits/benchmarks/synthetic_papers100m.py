@@ -52,6 +52,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gs_splits._atomic import atomic_write
+
 PAPERS100M_NODES = 111_059_956
 PAPERS100M_EDGES = 1_615_685_872
 GAMMA = 2.5
@@ -126,9 +128,9 @@ def generate(out: str | os.PathLike, num_nodes: int = PAPERS100M_NODES, num_edge
     perm = np.random.default_rng(seq.spawn(1)[0]).permutation(num_nodes).astype(np.int32)
     nblocks = -(-num_edges // BLOCK)
     t0 = time.monotonic()
-    tmp = out.with_name(out.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-    try:
+
+    def write(f) -> None:
+        fd = f.fileno()
         os.ftruncate(fd, 2 * 4 * num_edges)
         for b in range(nblocks):
             # child b + 1 of the seed, without spawning all of them first
@@ -139,9 +141,8 @@ def generate(out: str | os.PathLike, num_nodes: int = PAPERS100M_NODES, num_edge
                 os.pwrite(fd, ids.astype("<i4", copy=False).tobytes(), 4 * (plane * num_edges + b * BLOCK))
             if log is not None and (b % 64 == 63 or b == nblocks - 1):
                 log(f"{b + 1}/{nblocks} blocks, {time.monotonic() - t0:.0f} s")
-    finally:
-        os.close(fd)
-    os.replace(tmp, out)
+
+    atomic_write(out, write)  # the whole file or none: a stopped run leaves no half edge file
     meta = {
         "format": FORMAT, "dtype": "int32", "layout": "2xE", "num_edges": int(num_edges), "num_nodes": int(num_nodes),
         "generator": {"model": "Chung-Lu, continuous power-law weights (x + i0)^(-1/(gamma-1)), ranks permuted",

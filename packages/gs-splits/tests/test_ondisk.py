@@ -124,6 +124,7 @@ def test_text_rules_match_read_edge_list(text, tmp_path):
 def test_one_wide_merge_and_parallel_sorted_parts(tmp_path, monkeypatch):
     monkeypatch.setattr(ondisk, "_MIN_MERGE_BUF", 64)  # fan-in 64 at this budget
     monkeypatch.setattr(ondisk, "_PARALLEL_SORT_MIN", 1000)  # one run per CPU per chunk
+    monkeypatch.setattr(ondisk, "_cpus", lambda: 3)  # as many runs on any machine
     e = _edges(seed=3, n=1500, m=30_000)
     np.save(tmp_path / "e.npy", e)
     r = convert_edges(tmp_path / "e.npy", tmp_path / "out", memory=TINY)

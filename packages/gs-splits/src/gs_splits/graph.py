@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,7 @@ import scipy.sparse as sp
 
 from gs_splits import _kernels
 
-__all__ = ["CSRGraph", "as_csr_graph"]
+__all__ = ["CSRGraph", "as_csr_graph", "fingerprint_arrays"]
 
 log = logging.getLogger(__name__)
 
@@ -105,11 +106,7 @@ class CSRGraph:
 
     def fingerprint(self) -> str:
         """SHA-256 of the normalised graph (node count and sorted CSR arrays), hex."""
-        h = hashlib.sha256()
-        h.update(np.int64(self.num_nodes).tobytes())
-        h.update(np.ascontiguousarray(self.indptr, dtype="<i8").tobytes())
-        h.update(np.ascontiguousarray(self.indices, dtype="<i8").tobytes())
-        return h.hexdigest()
+        return fingerprint_arrays(self.num_nodes, (self.indptr, self.indices))
 
     def subgraph(self, nodes: np.ndarray) -> CSRGraph:
         """Induced subgraph on ``nodes`` (relabelled 0..len(nodes)-1 in the given order)."""
@@ -119,6 +116,18 @@ class CSRGraph:
         return CSRGraph(
             sub.indptr.astype(np.int64), sub.indices.astype(self.indices.dtype), len(nodes), {}
         )
+
+
+def fingerprint_arrays(num_nodes: int, arrays: Iterable[np.ndarray]) -> str:
+    """The rule of :meth:`CSRGraph.fingerprint`, the one place gs-splits hashes a graph: SHA-256
+    of ``int64(num_nodes)`` followed by the values of ``arrays`` in turn as little-endian int64.
+    The arrays may come in consecutive blocks (the on-disk CSR streams its files this way), so
+    the same graph has the same fingerprint in memory and on disk."""
+    h = hashlib.sha256()
+    h.update(np.int64(num_nodes).tobytes())
+    for a in arrays:
+        h.update(np.ascontiguousarray(a, dtype="<i8"))
+    return h.hexdigest()
 
 
 def _from_torch_like(obj: Any) -> np.ndarray:

@@ -55,7 +55,6 @@ memory give the same ``graph_fingerprint``.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import logging
@@ -75,7 +74,7 @@ import numpy as np
 from gs_splits import _kernels
 from gs_splits.__about__ import __version__
 from gs_splits._atomic import atomic_write
-from gs_splits.graph import CSRGraph
+from gs_splits.graph import CSRGraph, fingerprint_arrays
 
 __all__ = ["OnDiskCSR", "convert_edges", "open_ondisk", "parse_memory", "default_memory"]
 
@@ -646,28 +645,29 @@ def _npy_header(dtype: str, length: int) -> bytes:
 
 def _fingerprint(indptr_path: Path, indices_path: Path, n: int, block: int, progress: Progress | None = None) -> str:
     """:meth:`CSRGraph.fingerprint` of the arrays in two ``.npy`` files, streamed in blocks."""
-    h = hashlib.sha256()
-    h.update(np.int64(n).tobytes())
     heads = []
     for path in (indptr_path, indices_path):
         with open(path, "rb") as f:
             shape, _, dtype = _read_npy_header(f)
             heads.append((path, f.tell(), int(shape[0]), dtype))
     total = sum(length * dtype.itemsize for _, _, length, dtype in heads)
-    done = 0
-    for path, offset, left, dtype in heads:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            while left:
-                k = min(left, block)
-                a = np.empty(k, dtype)
-                _read_exact(f, a.view(np.uint8))
-                h.update(a.astype("<i8", copy=False))
-                left -= k
-                done += k * dtype.itemsize
-                if progress is not None:
-                    progress("checksum", done, total)
-    return h.hexdigest()
+
+    def blocks():
+        done = 0
+        for path, offset, left, dtype in heads:
+            with open(path, "rb") as f:
+                f.seek(offset)
+                while left:
+                    k = min(left, block)
+                    a = np.empty(k, dtype)
+                    _read_exact(f, a.view(np.uint8))
+                    yield a
+                    left -= k
+                    done += k * dtype.itemsize
+                    if progress is not None:
+                        progress("checksum", done, total)
+
+    return fingerprint_arrays(n, blocks())
 
 
 def _identity(p: Path, source, num_nodes: int | None, dtype: str | None) -> dict:
@@ -753,10 +753,7 @@ def _sort_dedup(part: np.ndarray) -> int:
 
 
 def _write_run(path: Path, keys: np.ndarray) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        keys.astype("<i8", copy=False).tofile(f)
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: keys.astype("<i8", copy=False).tofile(f))
 
 
 def _make_runs(keys: np.ndarray, partial: Path, first_id: int) -> list[dict]:
@@ -920,29 +917,30 @@ def _premerge(partial: Path, state: dict, budget: int, progress: Progress | None
         group = state["runs"][:fanin]
         size = _merge_sizes(budget, len(group))
         name = f"run-{state['next_run']:06d}.keys"
-        tmp = partial / (name + ".tmp")
         reader = _RunReader(partial, group, [0] * len(group), size)
         out = np.empty(size, np.int64)
         last = np.array([-1], np.int64)
-        written = 0
+        written = [0]
         total = int(sum(r["keys"] for r in group))
+
+        def merge_into(f: Any) -> None:
+            while True:
+                n, status = _kernels.merge_sorted_keys(reader.bufs, reader.bpos, reader.blen, reader.more, out, last)
+                if n:
+                    out[:n].astype("<i8", copy=False).tofile(f)
+                    written[0] += int(n)
+                if status >= 0:
+                    reader.refill(int(status))
+                elif status == -2:
+                    break
+                if progress is not None:
+                    progress("premerge", int(sum(reader.consumed())), total)
+
         try:
-            with open(tmp, "wb") as f:
-                while True:
-                    n, status = _kernels.merge_sorted_keys(reader.bufs, reader.bpos, reader.blen, reader.more, out, last)
-                    if n:
-                        out[:n].astype("<i8", copy=False).tofile(f)
-                        written += int(n)
-                    if status >= 0:
-                        reader.refill(int(status))
-                    elif status == -2:
-                        break
-                    if progress is not None:
-                        progress("premerge", int(sum(reader.consumed())), total)
+            atomic_write(partial / name, merge_into)
         finally:
             reader.close()
-        os.replace(tmp, partial / name)
-        state["runs"] = [{"file": name, "keys": written}, *state["runs"][fanin:]]
+        state["runs"] = [{"file": name, "keys": written[0]}, *state["runs"][fanin:]]
         state["next_run"] += 1
         state["premerges"] = state.get("premerges", 0) + 1
         _save_state(partial, state)
