@@ -313,18 +313,24 @@ def _pr_init_py(bounds, nptr, x, inv_deg, y, dang_part):
         dang_part[b] = dm
 
 
-def _pr_sweep_py(bounds, nptr, nind, y, x, p, inv_deg, damping, teleport, x_new, y_new, err_part, dang_part):
-    """One Jacobi step of eq. (1) in one pass (pull): x_new, its L1 change, x_new / deg and
-    the dangling mass of x_new, each reduction per fixed row block."""
-    for b in prange(bounds.size - 1):
-        err = 0.0
-        dm = 0.0
-        for i in range(bounds[b], bounds[b + 1]):
+def _pr_sweep_py(bounds, b0, b1, r0, r1, nptr, buf, base, y, x, p, inv_deg, damping, teleport,
+                 x_new, y_new, err_part, dang_part):
+    """One Jacobi step of eq. (1) in one pass (pull) over rows ``r0 .. r1`` (in blocks
+    ``b0 .. b1``; their entries in ``buf`` from entry ``base``): x_new, its L1 change, x_new /
+    deg and the dangling mass of x_new, each reduction per fixed row block. Each block's sums
+    go on from what ``err_part`` / ``dang_part`` hold (zero them before a sweep), so a block
+    cut into chunks (the out-of-core path) adds in the same order as a whole one."""
+    for b in prange(b0, b1):
+        lo = max(bounds[b], r0)
+        hi = min(bounds[b + 1], r1)
+        err = err_part[b]
+        dm = dang_part[b]
+        for i in range(lo, hi):
             a = nptr[i]
             e = nptr[i + 1]
             acc = 0.0
-            for k in range(a, e):
-                acc += y[nind[k]]
+            for k in range(a - base, e - base):
+                acc += y[buf[k]]
             v = damping * acc + teleport * p[i]
             x_new[i] = v
             err += abs(v - x[i])
@@ -366,8 +372,14 @@ def power_iteration(dg: DegreeOrdered, p, x0, damping, tol, max_iter, callback=N
     """
     sweep = _pr_sweep_par if dg.nind.size >= PARALLEL_MIN_NNZ else _pr_sweep_ser
 
+    n = dg.nptr.size - 1
+    nb = dg.bounds.size - 1
+
     def one_sweep(y, x, pp, inv_deg, damping, teleport, x_new, y_new, err_part, dang_part):
-        sweep(dg.bounds, dg.nptr, dg.nind, y, x, pp, inv_deg, damping, teleport, x_new, y_new, err_part, dang_part)
+        err_part[:] = 0.0
+        dang_part[:] = 0.0
+        sweep(dg.bounds, 0, nb, 0, n, dg.nptr, dg.nind, 0, y, x, pp, inv_deg, damping, teleport, x_new,
+              y_new, err_part, dang_part)
 
     return power_loop(dg.order, dg.rank, dg.nptr, dg.bounds, one_sweep, p, x0, damping, tol, max_iter, callback)
 
@@ -375,7 +387,7 @@ def power_iteration(dg: DegreeOrdered, p, x0, damping, tol, max_iter, callback=N
 def power_loop(order, rank, nptr, bounds, sweep, p, x0, damping, tol, max_iter, callback=None):
     """The loop of :func:`power_iteration`, with the pass over the adjacency given as
     ``sweep(y, x, p, inv_deg, damping, teleport, x_new, y_new, err_part, dang_part)`` (the
-    arguments of :func:`_pr_sweep_py` after ``nind``): in memory, or streamed from disk by
+    arguments of :func:`_pr_sweep_py` after ``base``): in memory, or streamed from disk by
     :mod:`gs_splits.outofcore`. Memory: 6 float64 vectors of ``n`` (plus ``p`` and ``x0``)."""
     n = p.size
     deg = np.diff(nptr).astype(np.float64)
