@@ -425,6 +425,22 @@ def power_loop(order, rank, nptr, bounds, sweep, p, x0, damping, tol, max_iter, 
 
 
 # --------------------------------------------------------------------------- triangles
+@_jit(inline="always")
+def probe_marked(ids, a, e, stop, bm, cnt):
+    """How many of ``ids[a:e]`` (sorted), up to the first one ``>= stop``, are marked in the
+    bitmap ``bm``; each one found gets ``cnt[w] += 1`` (a triangle through ``w``)."""
+    one = np.uint64(1)
+    t = 0
+    for kk in range(a, e):
+        w = ids[kk]
+        if w >= stop:
+            break
+        if (bm[w >> 6] >> np.uint64(w & 63)) & one:
+            t += 1
+            cnt[w] += 1
+    return t
+
+
 def _triangles_py(nptr, nind, outdeg, span, counts, bits):
     """Triangles per node on the degree-ordered graph (each triangle found exactly once).
 
@@ -457,14 +473,7 @@ def _triangles_py(nptr, nind, outdeg, span, counts, bits):
             tv = 0
             for k in range(m, e):
                 u = nind[k]
-                t = 0
-                for kk in range(span[u, 0], span[u, 1]):
-                    w = nind[kk]
-                    if w >= v:
-                        break
-                    if (bm[w >> 6] >> np.uint64(w & 63)) & one:
-                        t += 1
-                        cnt[w] += 1
+                t = probe_marked(nind, span[u, 0], span[u, 1], v, bm, cnt)
                 if t:
                     cnt[u] += t
                     tv += t

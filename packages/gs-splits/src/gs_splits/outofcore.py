@@ -405,12 +405,7 @@ def _tri_block_py(optr, ubuf, ubase, u0, u1, vbuf, vbase, v0, v1, counts, bits):
             tu = 0
             for k in range(s, e):
                 v = ubuf[k]
-                t = 0
-                for kk in range(optr[v] - vbase, optr[v + 1] - vbase):
-                    w = vbuf[kk]
-                    if (bm[w >> 6] >> np.uint64(w & 63)) & one:
-                        t += 1
-                        cnt[w] += 1
+                t = _kernels.probe_marked(vbuf, optr[v] - vbase, optr[v + 1] - vbase, v, bm, cnt)
                 if t:
                     cnt[v] += t
                     tu += t
