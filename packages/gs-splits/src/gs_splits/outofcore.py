@@ -204,10 +204,19 @@ class DiskDegreeOrdered:
         return b
 
 
+def _default_folder(csr: OnDiskCSR) -> Path:
+    """``CSR/degree_ordered``, or, when the CSR folder is read-only, a folder named by the
+    graph's checksum in the system's temporary folder."""
+    if os.access(csr.path, os.W_OK) or (csr.path / DO_FOLDER / "meta.json").is_file():
+        return csr.path / DO_FOLDER
+    return Path(tempfile.gettempdir()) / f"gs-splits-{DO_FOLDER}-{csr.checksum[:16]}"
+
+
 def degree_ordered_ondisk(graph: Any, memory: int | str | None = None, *,
                           folder: str | os.PathLike | None = None) -> DiskDegreeOrdered:
-    """The degree-ordered copy of an on-disk CSR, built once next to it (``OUT/degree_ordered``
-    or ``folder``) and reused while the CSR's checksum matches.
+    """The degree-ordered copy of an on-disk CSR, built once next to it (``OUT/degree_ordered``;
+    a folder in the temporary folder when ``OUT`` is read-only; or ``folder``) and reused
+    while the CSR's checksum matches.
 
     Rows are those of :class:`gs_splits._kernels.DegreeOrdered` (nodes by descending degree,
     ties by id; each row its out-neighbours, sorted, then its in-neighbours), bit for bit.
@@ -219,7 +228,7 @@ def degree_ordered_ondisk(graph: Any, memory: int | str | None = None, *,
     """
     csr = _as_ondisk(graph)
     budget = _budget(memory)
-    out = Path(folder) if folder is not None else csr.path / DO_FOLDER
+    out = Path(folder) if folder is not None else _default_folder(csr)
     meta_path = out / "meta.json"
     if meta_path.is_file():
         try:
@@ -492,13 +501,20 @@ def degree_ondisk(graph: Any) -> np.ndarray:
     return np.diff(_load_npy(csr.path / "indptr.npy")).astype(np.float64)
 
 
-#: Strategies with an out-of-core property: ``name -> f(OnDiskCSR, budget)``. The others run
-#: their in-memory function on the memory-mapped CSR (pages of it become resident).
-ONDISK_STRATEGIES: dict[str, Callable[[OnDiskCSR, int], np.ndarray]] = {
-    "popularity": lambda g, mem: pagerank_ondisk(g, memory=mem),
-    "locality": lambda g, mem: personalized_pagerank_ondisk(g, memory=mem),
-    "density": lambda g, mem: clustering_coefficient_ondisk(g, memory=mem),
-    "degree": lambda g, mem: degree_ondisk(g),
+def _random_ondisk(g: OnDiskCSR, memory: int, rng: np.random.Generator) -> np.ndarray:
+    from gs_splits.strategies import get_strategy
+
+    return get_strategy("random")(g.to_csr_graph(), rng)  # reads num_nodes only
+
+
+#: Strategies with an out-of-core property: ``name -> f(OnDiskCSR, budget, rng)``. The others
+#: run their in-memory function on the memory-mapped CSR (pages of it become resident).
+ONDISK_STRATEGIES: dict[str, Callable[[OnDiskCSR, int, np.random.Generator], np.ndarray]] = {
+    "popularity": lambda g, mem, rng: pagerank_ondisk(g, memory=mem),
+    "locality": lambda g, mem, rng: personalized_pagerank_ondisk(g, memory=mem),
+    "density": lambda g, mem, rng: clustering_coefficient_ondisk(g, memory=mem),
+    "degree": lambda g, mem, rng: degree_ondisk(g),
+    "random": _random_ondisk,
 }
 
 
