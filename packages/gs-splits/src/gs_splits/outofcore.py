@@ -142,8 +142,7 @@ def _as_ondisk(graph: Any) -> OnDiskCSR:
 
 
 # --------------------------------------------------------------------------- degree-ordered copy
-@_jit(parallel=True)
-def _relabel_chunk(indptr, u0, u1, src, sbase, rank, r0, r1, nptr, out, obase, outdeg):
+def _relabel_chunk_py(indptr, u0, u1, src, sbase, rank, r0, r1, nptr, out, obase, outdeg):
     """Rows of the degree-ordered graph whose node is in ``u0 .. u1`` (neighbours in
     ``src``, which starts at entry ``sbase``) and whose new id is in ``r0 .. r1`` (written
     into ``out``, which starts at entry ``obase``)."""
@@ -152,6 +151,10 @@ def _relabel_chunk(indptr, u0, u1, src, sbase, rank, r0, r1, nptr, out, obase, o
         if r0 <= r < r1:
             row = src[indptr[u] - sbase:indptr[u + 1] - sbase]
             outdeg[r] = _kernels._relabel_row(row, rank, r, out, nptr[r] - obase, nptr[r + 1] - obase)
+
+
+_relabel_chunk_par = _jit(parallel=True)(_twin(_relabel_chunk_py, "_par"))
+_relabel_chunk_ser = _jit()(_twin(_relabel_chunk_py, "_ser"))
 
 
 @_jit()
@@ -274,7 +277,8 @@ def degree_ordered_ondisk(graph: Any, memory: int | str | None = None, *,
                 for u0, u1 in src_chunks:
                     sbase = int(indptr[u0])
                     s = src.read(sbase, int(indptr[u1]) - sbase, sbuf)
-                    _relabel_chunk(indptr, u0, u1, s, sbase, rank, r0, r1, nptr, obuf, obase, outdeg)
+                    relabel = _relabel_chunk_par if s.size >= _kernels.PARALLEL_MIN_NNZ else _relabel_chunk_ser
+                    relabel(indptr, u0, u1, s, sbase, rank, r0, r1, nptr, obuf, obase, outdeg)
                 fn.write(memoryview(obuf[:length]).cast("B"))
                 w = int(_compact_out(nptr, outdeg, r0, r1, obuf, obase))
                 fo.write(memoryview(obuf[:w]).cast("B"))
@@ -449,7 +453,6 @@ def triangles_ondisk(graph: Any, *, memory: int | str | None = None) -> np.ndarr
     total_out = int(optr[-1])
     par = dg.nnz >= _kernels.PARALLEL_MIN_NNZ
     nchunks = max(1, get_num_threads()) if par else 1
-    kernel = _tri_block_par if par else _tri_block_ser
     counts = np.zeros((nchunks, n), dtype=np.int64)
     bits = np.zeros((nchunks, (n + 63) // 64), dtype=np.uint64)
     reader = _NpyReader(dg.path / "oind.npy")
@@ -461,7 +464,7 @@ def triangles_ondisk(graph: Any, *, memory: int | str | None = None) -> np.ndarr
                      "the budget)", total_out)
             buf = np.empty(max(total_out, 1), reader.dtype)
             reader.read(0, total_out, buf)
-            kernel(optr, buf, 0, 0, n, buf, 0, 0, n, counts, bits)
+            (_tri_block_par if par else _tri_block_ser)(optr, buf, 0, 0, n, buf, 0, 0, n, counts, bits)
         else:
             vcap = max(maxout, 1, free * 2 // 3)
             ucap = max(maxout, 1, free - vcap)
@@ -476,7 +479,10 @@ def triangles_ondisk(graph: Any, *, memory: int | str | None = None) -> np.ndarr
                 reader.read(vbase, int(optr[v1]) - vbase, vbuf)
                 for u0, u1 in _chunks(optr, v0 + 1, n, ucap) if v0 + 1 < n else []:
                     ubase = int(optr[u0])
-                    reader.read(ubase, int(optr[u1]) - ubase, ubuf)
+                    ucount = int(optr[u1]) - ubase
+                    reader.read(ubase, ucount, ubuf)
+                    # threads pay off on large chunks only (chunk c of counts is used either way)
+                    kernel = _tri_block_par if par and ucount >= _kernels.PARALLEL_MIN_NNZ // 8 else _tri_block_ser
                     kernel(optr, ubuf, ubase, u0, u1, vbuf, vbase, v0, v1, counts, bits)
     finally:
         reader.close()
