@@ -103,7 +103,7 @@ def test_triangles_and_clustering_equal(small, tmp_path, memory):
     assert np.array_equal(oc.clustering_coefficient_ondisk(csr, memory=memory), clustering_coefficient(g))
 
 
-@pytest.mark.parametrize("memory", ["1200K", "2600K", "1G"])  # blocks, chunks, held; threads on
+@pytest.mark.parametrize("memory", ["1700K", "3500K", "1G"])  # blocks, chunks, held; threads on
 def test_parallel_kernels_equal_too(large, tmp_path, memory):
     _, _, g, csr = large
     _fresh_order(csr, tmp_path, memory)

@@ -129,6 +129,19 @@ def _chunks(ptr: np.ndarray, r0: int, r1: int, cap: int) -> list[tuple[int, int]
     return out
 
 
+#: Largest streaming buffer (entries; 256 MiB of int32): larger ones read no faster, and the
+#: RAM they would take is better left to the page cache, which holds part of the file.
+STREAM_ENTRIES = 1 << 26
+
+#: Bytes of the budget left to the interpreter, numba and small arrays.
+PROCESS_BYTES = 256 * 2**20
+
+
+def _free(budget: int, resident: int) -> int:
+    """Bytes of ``budget`` left for buffers once ``resident`` arrays and the process are counted."""
+    return max(budget - resident - min(PROCESS_BYTES, budget // 4), 0)
+
+
 def _budget(memory: int | str | None) -> int:
     return default_memory() if memory is None else parse_memory(memory)
 
@@ -257,9 +270,9 @@ def degree_ordered_ondisk(graph: Any, memory: int | str | None = None, *,
         nnz = int(nptr[-1])
         outdeg = np.zeros(n, dtype=np.int64)
         resident = 40 * n
-        free = max(budget - resident, 0) // idt.itemsize
-        out_cap = max(maxdeg, 1, min(nnz, free * 3 // 4))
-        src_cap = max(maxdeg, 1, min(nnz, free - out_cap))
+        free = _free(budget, resident) // idt.itemsize
+        src_cap = max(maxdeg, 1, min(nnz, free // 4, STREAM_ENTRIES))
+        out_cap = max(maxdeg, 1, min(nnz, free - src_cap))
         obuf = np.empty(out_cap, idt)
         sbuf = np.empty(src_cap, idt)
         ranges = _chunks(nptr, 0, n, out_cap)
@@ -317,8 +330,10 @@ def _power_iteration_ondisk(dg: DiskDegreeOrdered, p: np.ndarray, x0: np.ndarray
     reader = _NpyReader(dg.path / "nind.npy")
     itemsize = reader.dtype.itemsize
     maxrow = int(np.diff(nptr).max()) if n else 0
-    free = max(budget - 88 * n, 0) // itemsize
+    free = _free(budget, 88 * n) // itemsize
     cap = max(maxrow, 1, min(dg.nnz, free))
+    if cap < dg.nnz:  # streamed: a moderate buffer, the rest of the RAM stays page cache
+        cap = max(maxrow, 1, min(cap, STREAM_ENTRIES))
     chunks = _chunks(nptr, 0, n, cap)
     buf = np.empty(min(cap, max(dg.nnz, 1)), reader.dtype)
     held = len(chunks) <= 1
@@ -437,8 +452,9 @@ def triangles_ondisk(graph: Any, *, memory: int | str | None = None) -> np.ndarr
 
     Over the degree-oriented graph ``degree_ordered/oind.npy`` (each edge from the lower to
     the higher degree rank): when it fits the budget it is read once and held; otherwise the
-    middle nodes are cut into blocks whose out-lists fit two thirds of the buffer budget, and
-    for each block the out-lists of the later nodes are streamed past it. Memory: about
+    middle nodes are cut into blocks whose out-lists fill the buffer budget (less a streaming
+    buffer of at most 256 MiB), and for each block the out-lists of the later nodes are
+    streamed past it. Memory: about
     ``(8 T + 28) n`` bytes for ``T`` threads, plus the buffers (at least the longest out-list).
     """
     csr = _as_ondisk(graph)
@@ -457,7 +473,7 @@ def triangles_ondisk(graph: Any, *, memory: int | str | None = None) -> np.ndarr
     bits = np.zeros((nchunks, (n + 63) // 64), dtype=np.uint64)
     reader = _NpyReader(dg.path / "oind.npy")
     itemsize = reader.dtype.itemsize
-    free = max(budget - (8 * nchunks + 28) * n, 0) // itemsize
+    free = _free(budget, (8 * nchunks + 28) * n) // itemsize
     try:
         if free >= total_out:
             log.info("triangles (out-of-core): oriented graph (%d entries) held in memory (it fits "
@@ -466,8 +482,8 @@ def triangles_ondisk(graph: Any, *, memory: int | str | None = None) -> np.ndarr
             reader.read(0, total_out, buf)
             (_tri_block_par if par else _tri_block_ser)(optr, buf, 0, 0, n, buf, 0, 0, n, counts, bits)
         else:
-            vcap = max(maxout, 1, free * 2 // 3)
-            ucap = max(maxout, 1, free - vcap)
+            ucap = max(maxout, 1, min(free // 3, STREAM_ENTRIES))
+            vcap = max(maxout, 1, free - ucap)
             vbuf = np.empty(vcap, reader.dtype)
             ubuf = np.empty(ucap, reader.dtype)
             vblocks = _chunks(optr, 0, n, vcap)
