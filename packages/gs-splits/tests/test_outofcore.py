@@ -279,3 +279,32 @@ def test_read_only_csr_folder_gets_its_copy_elsewhere(small, tmp_path):
         shutil.rmtree(folder, ignore_errors=True)
     finally:
         os.chmod(csr.path, 0o755)
+
+
+# ------------------------------------------------------------------ sampled appendix-A statistics
+def test_statistics_sampled_above_max_nodes(small):
+    from gs_splits.diagnostics import SplitStatistics, split_statistics, summarize_split
+
+    e, n, g, _ = small
+    split = structural_split(e, "popularity", num_nodes=n)
+    labels = np.arange(n) % 3
+    full = split_statistics(split, g, labels, num_sources=4)
+    assert full.sample_size == 0
+    st = split_statistics(split, g, labels, num_sources=4, max_nodes=500)
+    assert st.sample_size == 500 and st.sizes == full.sizes  # part sizes count every node
+    assert sum(st.degree_hist["ID"]) + sum(st.degree_hist["OOD"]) == 500
+    assert sum(st.property_hist["ID"]) + sum(st.property_hist["OOD"]) + st.property_hist["not_shown"] == 500
+    assert st == split_statistics(split, g, labels, num_sources=4, max_nodes=500)  # seeded
+    assert SplitStatistics.from_dict(json.loads(json.dumps(st.to_dict()))).sample_size == 500
+    assert f"seeded uniform sample of 500 of the {n} nodes" in summarize_split(split, g, stats=st)
+
+
+def test_cli_report_on_a_folder_with_max_nodes(small, tmp_path, capsys):
+    _, _, _, csr = small
+    rc, _, _ = _make([csr.path, "--out", tmp_path / "s", "--memory", TINY], capsys)
+    assert rc == 0
+    rc = main(["report", str(tmp_path / "s.npz"), "--graph", str(csr.path), "--out-dir", str(tmp_path / "r"),
+               "--no-figures", "--max-nodes", "300", "--distance-sources", "2"])
+    assert rc == 0
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "seeded uniform sample of 300 of the" in md and "## Degree distribution" in md

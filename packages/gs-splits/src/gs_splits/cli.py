@@ -207,7 +207,7 @@ def _parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="Markdown summary and figures of a split", description=_REPORT_HELP,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     rp.add_argument("split", type=Path, help="split file written by 'gs-splits make' (.npz)")
-    rp.add_argument("--graph", "-g", type=Path, required=True, help="the graph file the split was made from")
+    rp.add_argument("--graph", "-g", type=Path, required=True, help="the graph file (or on-disk CSR folder) the split was made from")
     rp.add_argument("--labels", type=Path, default=None, help=".npy class labels (default: from the graph file if it has them)")
     rp.add_argument("--out-dir", "-o", type=Path, required=True, help="folder for report.md and the PNG figures")
     rp.add_argument("--no-figures", action="store_true", help="write only the Markdown summary")
@@ -217,6 +217,8 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--tsne-max-nodes", type=int, default=5000, help="t-SNE on a random sample of at most this many nodes (default 5000)")
     rp.add_argument("--distance-sources", type=int, default=64, help="BFS sources sampled per group for graph distances (default 64)")
     rp.add_argument("--seed", type=int, default=0, help="seed of the sampled BFS sources, t-SNE sample and figure layouts (default 0)")
+    rp.add_argument("--max-nodes", type=_positive_int, default=None,
+                    help="statistics on a seeded sample of this many nodes above it (default 10000000; the report states the sample size)")
     cv = sub.add_parser("convert", help="edge file -> on-disk CSR folder (graphs larger than memory)",
                         description=_CONVERT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     cv.add_argument("edges", type=Path, help="edge file (.npy, .npz, raw binary with sidecar or --dtype, or text)")
@@ -393,11 +395,21 @@ def _report(args: argparse.Namespace) -> int:
 
     split = Split.load(args.split)
     relabel = bool(split.metadata.get("relabel"))
-    gf = load_graph(args.graph, relabel=relabel, num_nodes=None if relabel else split.num_nodes)
-    labels = _load_npy(args.labels, "labels file") if args.labels else gf.labels
-    g = as_csr_graph(gf.graph, split.num_nodes)
+    if args.graph.is_dir():  # an on-disk CSR folder: memory-mapped, its stored checksum
+        from gs_splits.ondisk import open_ondisk
+
+        od = open_ondisk(args.graph)
+        gf = None
+        labels = _load_npy(args.labels, "labels file") if args.labels else None
+        g = as_csr_graph(od, split.num_nodes)
+        fingerprint = od.checksum
+    else:
+        gf = load_graph(args.graph, relabel=relabel, num_nodes=None if relabel else split.num_nodes)
+        labels = _load_npy(args.labels, "labels file") if args.labels else gf.labels
+        g = as_csr_graph(gf.graph, split.num_nodes)
+        fingerprint = g.fingerprint()
     fp = split.metadata.get("graph_fingerprint")
-    if fp and fp != g.fingerprint():
+    if fp and fp != fingerprint:
         if not args.allow_other_graph:
             raise ValueError(
                 f"{args.graph}: not the graph {args.split} was made from (fingerprint differs; made "
@@ -407,7 +419,10 @@ def _report(args: argparse.Namespace) -> int:
         print(f"warning: {args.graph} is not the graph the split was made from (fingerprint differs); "
               "reporting anyway (--allow-other-graph)", file=sys.stderr)
     # computed once: the Markdown summary and the statistics figure draw the same numbers
-    stats = split_statistics(split, g, labels, num_sources=args.distance_sources, seed=args.seed)
+    from gs_splits.diagnostics import SAMPLE_ABOVE
+
+    stats = split_statistics(split, g, labels, num_sources=args.distance_sources, seed=args.seed,
+                             max_nodes=args.max_nodes or SAMPLE_ABOVE)
     md = summarize_split(split, g, labels, stats=stats)
     try:
         args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -426,7 +441,7 @@ def _report(args: argparse.Namespace) -> int:
 
         jobs = [("statistics.png", "Appendix-A statistics", lambda: plot.plot_statistics(split, g, labels, stats=stats)),
                 ("graph.png", "Split on the graph (appendix H)", lambda: plot.plot_graph(split, g, seed=args.seed))]
-        if gf.features is not None and not args.no_tsne:
+        if gf is not None and gf.features is not None and not args.no_tsne:
             if importlib.util.find_spec("sklearn") is None:
                 print(f"t-SNE figure skipped: scikit-learn is not installed; {PLOT_INSTALL}",
                       file=sys.stderr)
