@@ -308,3 +308,20 @@ def test_cli_report_on_a_folder_with_max_nodes(small, tmp_path, capsys):
     assert rc == 0
     md = (tmp_path / "r" / "report.md").read_text()
     assert "seeded uniform sample of 300 of the" in md and "## Degree distribution" in md
+
+
+def test_graphs_without_edges_and_with_one(tmp_path):
+    for e, n in ((np.zeros((2, 0), dtype=np.int64), 5), (np.array([[0], [3]]), 6)):
+        g = as_csr_graph(e, num_nodes=n)
+        csr = oc.save_ondisk(g, tmp_path / f"g{n}")
+        assert np.array_equal(oc.pagerank_ondisk(csr, memory=TINY), pagerank(g))
+        assert np.array_equal(oc.clustering_coefficient_ondisk(csr, memory=TINY), clustering_coefficient(g))
+        a = structural_split(e, "density", num_nodes=n, path="memory", on_ties="ignore",
+                             sizes=(0.2, 0.2, 0.2, 0.2, 0.2))
+        b = structural_split(csr, "density", path="ondisk", on_ties="ignore", sizes=(0.2, 0.2, 0.2, 0.2, 0.2))
+        assert a == b
+
+
+def test_cli_missing_graph_is_one_line(tmp_path, capsys):
+    rc, out, err = _make([tmp_path / "nope.npy", "--out", tmp_path / "x"], capsys)
+    assert rc == 2 and "graph file not found" in err and out == ""

@@ -417,6 +417,7 @@ def power_loop(order, rank, nptr, bounds, sweep, p, x0, damping, tol, max_iter, 
         if callback is not None:
             callback(it, err)
         if err < tol:
+            log.info("power iteration: converged in %d sweeps (L1 change %.3g)", it, err)
             return x[rank], it, err
     raise RuntimeError(
         f"PageRank power iteration did not reach tol={tol:g} (L1 change) in max_iter={max_iter} "

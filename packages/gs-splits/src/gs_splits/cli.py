@@ -309,6 +309,8 @@ def _make_input(args: argparse.Namespace, out: Path) -> tuple[str, object, int |
     from gs_splits.ondisk import convert_edges, open_ondisk
     from gs_splits.outofcore import choose_path
 
+    if not args.graph.exists():
+        raise FileNotFoundError(f"graph file not found: {args.graph}")
     if args.graph.is_dir():
         if args.relabel:
             raise ValueError(f"{args.graph}: --relabel needs a graph file, not an on-disk CSR folder")

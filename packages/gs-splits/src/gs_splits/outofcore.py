@@ -502,6 +502,7 @@ def triangles_ondisk(graph: Any, *, memory: int | str | None = None) -> np.ndarr
                     kernel(optr, ubuf, ubase, u0, u1, vbuf, vbase, v0, v1, counts, bits)
     finally:
         reader.close()
+        buf = vbuf = ubuf = None  # noqa: F841 - the buffers go before the counts are summed
     del bits
     total = counts[0] if nchunks == 1 else counts.sum(axis=0)
     del counts
