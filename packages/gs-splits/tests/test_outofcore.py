@@ -215,7 +215,10 @@ def test_cli_make_on_a_folder_and_on_an_edge_file(small, tmp_path, capsys):
     rc, out, _ = _make([tmp_path / "g.npy", "-s", "density", "--num-nodes", n, "--out", tmp_path / "edge",
                         "--memory", TINY], capsys)
     assert rc == 0 and "path: out-of-core (the in-memory path needs about" in out
-    assert open_ondisk(tmp_path / "edge.csr").checksum == csr.checksum  # converted, kept for reuse
+    assert open_ondisk(tmp_path / "g.npy.csr").checksum == csr.checksum  # converted, kept for reuse
+    rc, out, _ = _make([tmp_path / "g.npy", "-s", "locality", "--num-nodes", n, "--out", tmp_path / "again",
+                        "--memory", TINY], capsys)
+    assert rc == 0 and "converting" not in out  # the next strategy reuses it
     rc, out, _ = _make([csr.path, "-s", "density", "--out", tmp_path / "dir", "--memory", TINY], capsys)
     assert rc == 0 and "path: out-of-core" in out
     rc, out, _ = _make([csr.path, "-s", "density", "--out", tmp_path / "dirmem", "--memory", "4G"], capsys)
@@ -325,3 +328,17 @@ def test_graphs_without_edges_and_with_one(tmp_path):
 def test_cli_missing_graph_is_one_line(tmp_path, capsys):
     rc, out, err = _make([tmp_path / "nope.npy", "--out", tmp_path / "x"], capsys)
     assert rc == 2 and "graph file not found" in err and out == ""
+
+
+def test_convert_keeps_and_restart_clears_the_derived_copy(small, tmp_path):
+    from gs_splits import convert_edges
+
+    e, n, g, _ = small
+    np.save(tmp_path / "g.npy", e)
+    csr = convert_edges(tmp_path / "g.npy", tmp_path / "c", num_nodes=n)
+    oc.pagerank_ondisk(csr, memory=TINY)
+    assert (tmp_path / "c" / "degree_ordered" / "meta.json").is_file()
+    again = convert_edges(tmp_path / "g.npy", tmp_path / "c", num_nodes=n)  # finished: as it is
+    assert again.checksum == csr.checksum and (tmp_path / "c" / "degree_ordered").is_dir()
+    convert_edges(tmp_path / "g.npy", tmp_path / "c", num_nodes=n, restart=True)
+    assert not (tmp_path / "c" / "degree_ordered").exists()

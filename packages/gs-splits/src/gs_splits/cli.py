@@ -41,8 +41,8 @@ error with --fail-on-ties. metadata["ties"] always describes the largest tie gro
 
 Graphs larger than memory (issue 32): GRAPH may also be an on-disk CSR folder written by
 'gs-splits convert'. Above the --memory budget (default 60%% of the RAM) the split runs out
-of core: an edge file is first converted into an on-disk CSR (OUT.csr/, or --workdir;
-reused by the next run), and PageRank, Personalized PageRank and the clustering coefficient
+of core: an edge file is first converted into an on-disk CSR (GRAPH.csr/ beside it, OUT.csr/
+when that folder is read-only, or --workdir; reused by the next run, every strategy), and PageRank, Personalized PageRank and the clustering coefficient
 are computed by streaming its degree-ordered copy from disk. The split files are the same,
 bit for bit, on either path; one line says which path ran and why (--path forces one).
 
@@ -201,7 +201,7 @@ def _parser() -> argparse.ArgumentParser:
     mk.add_argument("--path", choices=["auto", "memory", "ondisk"], default="auto",
                     help="in-memory or out-of-core computation (default auto: by the --memory budget)")
     mk.add_argument("--workdir", type=Path, default=None,
-                    help="folder for the on-disk CSR of an edge file on the out-of-core path (default: OUT.csr)")
+                    help="folder for the on-disk CSR of an edge file on the out-of-core path (default: GRAPH.csr beside it, else OUT.csr)")
     mk.add_argument("--out", "-o", type=str, required=True, help="output path stem: writes OUT.npz and OUT.json; a folder when it ends in '/' (writes OUT/<graph>-<strategy>.npz and .json)")
 
     rp = sub.add_parser("report", help="Markdown summary and figures of a split", description=_REPORT_HELP,
@@ -334,8 +334,14 @@ def _make_input(args: argparse.Namespace, out: Path) -> tuple[str, object, int |
     if args.relabel:
         raise ValueError(f"{args.graph}: --relabel works on the in-memory path only (the out-of-core "
                          f"path was chosen: {why}); number the ids 0..n-1 first, or use --path memory")
-    folder = args.workdir if args.workdir is not None else out.with_name(out.name + ".csr")
-    print(f"converting {args.graph} into the on-disk CSR {folder} (reused by the next run) ...")
+    folder = args.workdir
+    if folder is None:  # beside the graph, shared by every strategy's run; else beside the split
+        beside = args.graph.with_name(args.graph.name + ".csr")
+        folder = beside if os.access(args.graph.parent, os.W_OK) or beside.is_dir() else out.with_name(out.name + ".csr")
+    if (folder / "meta.json").is_file():
+        print(f"using the on-disk CSR {folder} (converted from {args.graph} before)")
+    else:
+        print(f"converting {args.graph} into the on-disk CSR {folder} (reused by the next runs) ...")
     g = convert_edges(args.graph, folder, num_nodes=args.num_nodes, memory=args.memory)
     return which, g, args.num_nodes
 

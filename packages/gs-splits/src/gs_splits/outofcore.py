@@ -75,7 +75,7 @@ log = logging.getLogger(__name__)
 
 DO_FORMAT = "gs-splits degree-ordered"
 DO_VERSION = 1
-DO_FOLDER = "degree_ordered"
+DO_FOLDER = "degree_ordered"  # listed in gs_splits.ondisk._DERIVED (a CSR folder may hold it)
 
 
 # --------------------------------------------------------------------------- file helpers

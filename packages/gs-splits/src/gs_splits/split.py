@@ -443,8 +443,9 @@ def structural_split(
 
     Parameters
     ----------
-    graph : any input accepted by :func:`gs_splits.as_csr_graph`
-        Edge index (2, E), scipy.sparse, networkx graph, torch tensor or PyG Data.
+    graph : any input accepted by :func:`gs_splits.as_csr_graph`, or an on-disk CSR folder
+        Edge index (2, E), scipy.sparse, networkx graph, torch tensor, PyG Data, an
+        :class:`~gs_splits.OnDiskCSR` (:func:`gs_splits.open_ondisk`) or the path of its folder.
     strategy : str, array (n,) or callable
         A name of the strategy registry :data:`gs_splits.strategies.STRATEGIES`
         (``"popularity"``, ``"locality"``, ``"density"``, ``"random"``, the extra built-ins
