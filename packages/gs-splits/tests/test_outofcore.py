@@ -342,3 +342,21 @@ def test_convert_keeps_and_restart_clears_the_derived_copy(small, tmp_path):
     assert again.checksum == csr.checksum and (tmp_path / "c" / "degree_ordered").is_dir()
     convert_edges(tmp_path / "g.npy", tmp_path / "c", num_nodes=n, restart=True)
     assert not (tmp_path / "c" / "degree_ordered").exists()
+
+
+def test_cli_raw_binary_is_converted_on_either_path(small, tmp_path, capsys):
+    from gs_splits import ondisk
+
+    e, n, _, _ = small
+    raw = tmp_path / "g.bin"
+    e.astype(np.int32).tofile(raw)
+    raw.with_name("g.bin.json").write_text(json.dumps(
+        {"format": ondisk.RAW_FORMAT, "dtype": "int32", "layout": "2xE", "num_edges": e.shape[1]}))
+    np.save(tmp_path / "g.npy", e)
+    rc, out, _ = _make([raw, "--num-nodes", n, "--out", tmp_path / "m", "--path", "memory"], capsys)
+    assert rc == 0 and "path: in-memory" in out and (tmp_path / "g.bin.csr" / "meta.json").is_file()
+    rc, out, _ = _make([raw, "--num-nodes", n, "--out", tmp_path / "o", "--path", "ondisk"], capsys)
+    assert rc == 0 and "using the on-disk CSR" in out
+    rc, _, _ = _make([tmp_path / "g.npy", "--num-nodes", n, "--out", tmp_path / "ref"], capsys)
+    ref = (tmp_path / "ref.npz").read_bytes()
+    assert (tmp_path / "m.npz").read_bytes() == ref == (tmp_path / "o.npz").read_bytes()
