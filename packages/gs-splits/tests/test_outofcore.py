@@ -114,10 +114,11 @@ def test_parallel_kernels_equal_too(large, tmp_path, memory):
 def test_logs_say_streamed_or_held(small, tmp_path, caplog):
     _, _, _, csr = small
     _fresh_order(csr, tmp_path, "1G")
+    p = np.ones(csr.num_nodes)  # not the uniform default: computed each time, never kept
     with caplog.at_level(logging.INFO, logger="gs_splits.outofcore"):
-        oc.pagerank_ondisk(csr, memory=TINY)
+        oc.pagerank_ondisk(csr, personalization=p, memory=TINY)
         oc.triangles_ondisk(csr, memory=TINY)
-        oc.pagerank_ondisk(csr, memory="1G")
+        oc.pagerank_ondisk(csr, personalization=p, memory="1G")
         oc.triangles_ondisk(csr, memory="1G")
     text = caplog.text
     assert "streamed" in text and "block(s) of middle nodes" in text
@@ -358,3 +359,16 @@ def test_cli_raw_binary_is_converted_on_either_path(small, tmp_path, capsys):
     rc, _, _ = _make([tmp_path / "g.npy", "--num-nodes", n, "--out", tmp_path / "ref"], capsys)
     ref = (tmp_path / "ref.npz").read_bytes()
     assert (tmp_path / "m.npz").read_bytes() == ref == (tmp_path / "o.npz").read_bytes()
+
+
+def test_pagerank_is_kept_for_locality(small, tmp_path, caplog):
+    _, _, g, csr = small
+    dg = _fresh_order(csr, tmp_path, TINY)
+    first = oc.pagerank_ondisk(csr, memory=TINY)
+    kept = list(dg.path.glob("pagerank-*.npy"))
+    assert len(kept) == 1 and np.array_equal(np.load(kept[0]), first)
+    with caplog.at_level(logging.INFO, logger="gs_splits.outofcore"):
+        ppr = oc.personalized_pagerank_ondisk(csr, memory=TINY)
+    assert "reusing" in caplog.text and np.array_equal(ppr, personalized_pagerank(g))
+    assert np.array_equal(oc.pagerank_ondisk(csr, 0.2, memory=TINY), pagerank(g, 0.2))  # other alpha
+    assert len(list(dg.path.glob("pagerank-*.npy"))) == 2

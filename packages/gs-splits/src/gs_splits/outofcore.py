@@ -375,7 +375,9 @@ def pagerank_ondisk(graph: Any, alpha: float = 0.15, *, personalization: np.ndar
     :func:`gs_splits.pagerank` on the same graph, bit for bit.
 
     Block-streamed Jacobi sweeps over ``degree_ordered/nind.npy`` (built on first use, see
-    :func:`degree_ordered_ondisk`). Memory: about ``88 n`` bytes (vectors, row pointers,
+    :func:`degree_ordered_ondisk`). With the uniform restart the result is kept there
+    (``pagerank-<alpha>-<tol>-<max_iter>.npy``, ``8 n`` bytes) and reused by the next call
+    with the same arguments, e.g. locality's choice of source after popularity. Memory: about ``88 n`` bytes (vectors, row pointers,
     order) plus a read buffer of what ``memory`` leaves (at least the longest row); when the
     whole adjacency fits, it is read once and held (the log says so).
     """
@@ -386,8 +388,20 @@ def pagerank_ondisk(graph: Any, alpha: float = 0.15, *, personalization: np.ndar
         raise ValueError(f"tol must be positive, got {tol}")
     budget = _budget(memory)
     dg = degree_ordered_ondisk(csr, budget)
+    # the uniform-restart vector is kept beside the degree-ordered copy: locality needs its
+    # argmax after popularity computed it (same graph, alpha, tol, max_iter: the same bits)
+    kept = None if personalization is not None else dg.path / f"pagerank-{alpha!r}-{float(tol)!r}-{int(max_iter)}.npy"
+    if kept is not None and kept.is_file():
+        log.info("pagerank (out-of-core): reusing %s", kept)
+        return _load_npy(kept)
     p = _personalization_vector(csr.num_nodes, personalization)
     out, _, _ = _power_iteration_ondisk(dg, p, p, 1.0 - alpha, float(tol), int(max_iter), budget, callback)
+    if kept is not None:
+        try:
+            atomic_write(kept, lambda f: (f.write(_npy_header(out.dtype.newbyteorder("<").str, out.size)),
+                                          f.write(memoryview(out).cast("B"))))
+        except OSError as exc:  # a read-only folder: nothing kept
+            log.info("pagerank (out-of-core): not kept (%s)", exc)
     return out
 
 
