@@ -18,6 +18,8 @@ _LAZY: dict[str, str] = {
                      "summarize_split"), "diagnostics"),
     **dict.fromkeys(("CSRGraph", "as_csr_graph"), "graph"),
     **dict.fromkeys(("OnDiskCSR", "convert_edges", "open_ondisk"), "ondisk"),
+    **dict.fromkeys(("clustering_coefficient_ondisk", "pagerank_ondisk", "personalized_pagerank_ondisk",
+                     "triangles_ondisk"), "outofcore"),
     **dict.fromkeys(("approximate_betweenness", "clustering_coefficient", "core_number", "degree",
                      "eigenvector_centrality", "pagerank", "personalized_pagerank", "triangles"),
                     "properties"),
@@ -62,6 +64,12 @@ if TYPE_CHECKING:  # the names for type checkers and IDEs
         STRUCTURAL_PARTS,
     )
     from gs_splits.ondisk import OnDiskCSR, convert_edges, open_ondisk
+    from gs_splits.outofcore import (
+        clustering_coefficient_ondisk,
+        pagerank_ondisk,
+        personalized_pagerank_ondisk,
+        triangles_ondisk,
+    )
     from gs_splits.properties import (
         approximate_betweenness,
         clustering_coefficient,

@@ -208,39 +208,45 @@ def build_symmetric_csr(src: np.ndarray, dst: np.ndarray, n: int):
 
 
 # --------------------------------------------------------------------------- degree order
+@_jit()
+def _relabel_row(row, rank, r, out, a, e):
+    """Write row ``r`` of the degree-ordered graph into ``out[a:e]`` from ``row``, the sorted
+    original neighbour ids of node ``order[r]``: first its *out*-neighbours (new id below
+    ``r``: higher degree), sorted by new id, then its *in*-neighbours (new id above ``r``) in
+    reverse order of their old id. Returns the number of out-neighbours. Shared by the
+    in-memory and the on-disk construction, so both write the same rows."""
+    lo = a
+    hi = e
+    for k in range(row.size):
+        v = rank[row[k]]
+        if v < r:
+            out[lo] = v
+            lo += 1
+        else:
+            hi -= 1
+            out[hi] = v
+    if lo - a > 48:
+        out[a:lo].sort()
+    else:  # insertion sort: faster than the library sort on the many short rows
+        for i in range(a + 1, lo):
+            key = out[i]
+            j = i - 1
+            while j >= a and out[j] > key:
+                out[j + 1] = out[j]
+                j -= 1
+            out[j + 1] = key
+    return lo - a
+
+
 @_jit(parallel=True)
 def _relabel_split(indptr, indices, order, rank, nptr, bounds, out, outdeg):
-    """Row ``r`` of the relabelled graph = node ``order[r]``, neighbours renamed by ``rank``.
-
-    Each row holds first its *out*-neighbours (new id below ``r``: higher degree), sorted by
-    new id, then its *in*-neighbours (new id above ``r``) in reverse order of their old id.
-    Fully determined by the graph (no dependence on threads).
-    """
+    """Row ``r`` of the relabelled graph = node ``order[r]``, neighbours renamed by ``rank``
+    (row layout: :func:`_relabel_row`). Fully determined by the graph (no dependence on
+    threads)."""
     for b in prange(bounds.size - 1):
         for r in range(bounds[b], bounds[b + 1]):
             u = order[r]
-            lo = nptr[r]
-            hi = nptr[r + 1]
-            for k in range(indptr[u], indptr[u + 1]):
-                v = rank[indices[k]]
-                if v < r:
-                    out[lo] = v
-                    lo += 1
-                else:
-                    hi -= 1
-                    out[hi] = v
-            a = nptr[r]
-            if lo - a > 48:
-                out[a:lo].sort()
-            else:  # insertion sort: faster than the library sort on the many short rows
-                for i in range(a + 1, lo):
-                    key = out[i]
-                    j = i - 1
-                    while j >= a and out[j] > key:
-                        out[j + 1] = out[j]
-                        j -= 1
-                    out[j + 1] = key
-            outdeg[r] = lo - a
+            outdeg[r] = _relabel_row(indices[indptr[u]:indptr[u + 1]], rank, r, out, nptr[r], nptr[r + 1])
 
 
 @_jit()
@@ -258,6 +264,24 @@ def _balanced_bounds(nptr, nblocks, bounds):
     bounds[nblocks] = n
 
 
+def degree_order(deg: np.ndarray, idt) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(order, rank, nptr, bounds)`` of the degree-ordered graph from the degrees alone:
+    ``order`` sorts the nodes by descending degree (ties: ascending id), ``rank`` is its
+    inverse, ``nptr`` the row pointers of the relabelled graph and ``bounds`` the
+    ``min(NBLOCKS, n)`` row blocks of about equal work that every reduction is summed over
+    (a function of the graph only, never of the thread count or a memory budget)."""
+    n = deg.size
+    order = np.argsort(-deg, kind="stable").astype(idt)
+    rank = np.empty(n, dtype=idt)
+    rank[order] = np.arange(n, dtype=idt)
+    nptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(deg[order], out=nptr[1:])
+    nblocks = min(NBLOCKS, max(n, 1))
+    bounds = np.empty(nblocks + 1, dtype=np.int64)
+    _balanced_bounds(nptr, nblocks, bounds)
+    return order, rank, nptr, bounds
+
+
 class DegreeOrdered:
     """The graph relabelled by descending degree (ties: ascending id), for cache locality.
 
@@ -271,16 +295,8 @@ class DegreeOrdered:
 
     def __init__(self, indptr: np.ndarray, indices: np.ndarray):
         n = indptr.size - 1
-        deg = np.diff(indptr)
         idt = indices.dtype
-        self.order = np.argsort(-deg, kind="stable").astype(idt)
-        self.rank = np.empty(n, dtype=idt)
-        self.rank[self.order] = np.arange(n, dtype=idt)
-        self.nptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(deg[self.order], out=self.nptr[1:])
-        nblocks = min(NBLOCKS, max(n, 1))
-        self.bounds = np.empty(nblocks + 1, dtype=np.int64)
-        _balanced_bounds(self.nptr, nblocks, self.bounds)
+        self.order, self.rank, self.nptr, self.bounds = degree_order(np.diff(indptr), idt)
         self.nind = np.empty(indices.size, dtype=idt)
         self.outdeg = np.empty(n, dtype=np.int64)
         _relabel_split(indptr, indices, self.order, self.rank, self.nptr, self.bounds, self.nind, self.outdeg)
@@ -297,18 +313,24 @@ def _pr_init_py(bounds, nptr, x, inv_deg, y, dang_part):
         dang_part[b] = dm
 
 
-def _pr_sweep_py(bounds, nptr, nind, y, x, p, inv_deg, damping, teleport, x_new, y_new, err_part, dang_part):
-    """One Jacobi step of eq. (1) in one pass (pull): x_new, its L1 change, x_new / deg and
-    the dangling mass of x_new, each reduction per fixed row block."""
-    for b in prange(bounds.size - 1):
-        err = 0.0
-        dm = 0.0
-        for i in range(bounds[b], bounds[b + 1]):
+def _pr_sweep_py(bounds, b0, b1, r0, r1, nptr, buf, base, y, x, p, inv_deg, damping, teleport,
+                 x_new, y_new, err_part, dang_part):
+    """One Jacobi step of eq. (1) in one pass (pull) over rows ``r0 .. r1`` (in blocks
+    ``b0 .. b1``; their entries in ``buf`` from entry ``base``): x_new, its L1 change, x_new /
+    deg and the dangling mass of x_new, each reduction per fixed row block. Each block's sums
+    go on from what ``err_part`` / ``dang_part`` hold (zero them before a sweep), so a block
+    cut into chunks (the out-of-core path) adds in the same order as a whole one."""
+    for b in prange(b0, b1):
+        lo = max(bounds[b], r0)
+        hi = min(bounds[b + 1], r1)
+        err = err_part[b]
+        dm = dang_part[b]
+        for i in range(lo, hi):
             a = nptr[i]
             e = nptr[i + 1]
             acc = 0.0
-            for k in range(a, e):
-                acc += y[nind[k]]
+            for k in range(a - base, e - base):
+                acc += y[buf[k]]
             v = damping * acc + teleport * p[i]
             x_new[i] = v
             err += abs(v - x[i])
@@ -348,30 +370,46 @@ def power_iteration(dg: DegreeOrdered, p, x0, damping, tol, max_iter, callback=N
 
     Returns ``(x, iterations, last_l1_change)``; raises ``RuntimeError`` if not converged.
     """
+    sweep = _pr_sweep_par if dg.nind.size >= PARALLEL_MIN_NNZ else _pr_sweep_ser
+
+    n = dg.nptr.size - 1
+    nb = dg.bounds.size - 1
+
+    def one_sweep(y, x, pp, inv_deg, damping, teleport, x_new, y_new, err_part, dang_part):
+        err_part[:] = 0.0
+        dang_part[:] = 0.0
+        sweep(dg.bounds, 0, nb, 0, n, dg.nptr, dg.nind, 0, y, x, pp, inv_deg, damping, teleport, x_new,
+              y_new, err_part, dang_part)
+
+    return power_loop(dg.order, dg.rank, dg.nptr, dg.bounds, one_sweep, p, x0, damping, tol, max_iter, callback)
+
+
+def power_loop(order, rank, nptr, bounds, sweep, p, x0, damping, tol, max_iter, callback=None):
+    """The loop of :func:`power_iteration`, with the pass over the adjacency given as
+    ``sweep(y, x, p, inv_deg, damping, teleport, x_new, y_new, err_part, dang_part)`` (the
+    arguments of :func:`_pr_sweep_py` after ``base``): in memory, or streamed from disk by
+    :mod:`gs_splits.outofcore`. Memory: 6 float64 vectors of ``n`` (plus ``p`` and ``x0``)."""
     n = p.size
-    nptr = dg.nptr
     deg = np.diff(nptr).astype(np.float64)
     inv_deg = np.zeros(n, dtype=np.float64)
     nz = deg > 0
     inv_deg[nz] = 1.0 / deg[nz]
     del deg, nz
-    pp = p[dg.order].astype(np.float64)
-    x = x0[dg.order].astype(np.float64)
+    pp = p[order].astype(np.float64)
+    x = x0[order].astype(np.float64)
     y = np.empty(n, dtype=np.float64)
     x_new = np.empty(n, dtype=np.float64)
     y_new = np.empty(n, dtype=np.float64)
-    nb = dg.bounds.size - 1
+    nb = bounds.size - 1
     err_part = np.zeros(nb, dtype=np.float64)
     dang_part = np.zeros(nb, dtype=np.float64)
-    par = dg.nind.size >= PARALLEL_MIN_NNZ
-    init = _pr_init_par if par else _pr_init_ser
-    sweep = _pr_sweep_par if par else _pr_sweep_ser
-    init(dg.bounds, nptr, x, inv_deg, y, dang_part)
+    init = _pr_init_par if nptr[-1] >= PARALLEL_MIN_NNZ else _pr_init_ser
+    init(bounds, nptr, x, inv_deg, y, dang_part)
     dangling = _ordered_sum(dang_part)
     err = np.inf
     for it in range(1, max_iter + 1):
         teleport = damping * dangling + (1.0 - damping)
-        sweep(dg.bounds, nptr, dg.nind, y, x, pp, inv_deg, damping, teleport, x_new, y_new, err_part, dang_part)
+        sweep(y, x, pp, inv_deg, damping, teleport, x_new, y_new, err_part, dang_part)
         err = _ordered_sum(err_part)
         dangling = _ordered_sum(dang_part)
         x, x_new = x_new, x
@@ -379,7 +417,8 @@ def power_iteration(dg: DegreeOrdered, p, x0, damping, tol, max_iter, callback=N
         if callback is not None:
             callback(it, err)
         if err < tol:
-            return x[dg.rank], it, err
+            log.info("power iteration: converged in %d sweeps (L1 change %.3g)", it, err)
+            return x[rank], it, err
     raise RuntimeError(
         f"PageRank power iteration did not reach tol={tol:g} (L1 change) in max_iter={max_iter} "
         f"iterations (last change {err:.3g}); raise max_iter or tol"
@@ -387,6 +426,22 @@ def power_iteration(dg: DegreeOrdered, p, x0, damping, tol, max_iter, callback=N
 
 
 # --------------------------------------------------------------------------- triangles
+@_jit(inline="always")
+def probe_marked(ids, a, e, stop, bm, cnt):
+    """How many of ``ids[a:e]`` (sorted), up to the first one ``>= stop``, are marked in the
+    bitmap ``bm``; each one found gets ``cnt[w] += 1`` (a triangle through ``w``)."""
+    one = np.uint64(1)
+    t = 0
+    for kk in range(a, e):
+        w = ids[kk]
+        if w >= stop:
+            break
+        if (bm[w >> 6] >> np.uint64(w & 63)) & one:
+            t += 1
+            cnt[w] += 1
+    return t
+
+
 def _triangles_py(nptr, nind, outdeg, span, counts, bits):
     """Triangles per node on the degree-ordered graph (each triangle found exactly once).
 
@@ -419,14 +474,7 @@ def _triangles_py(nptr, nind, outdeg, span, counts, bits):
             tv = 0
             for k in range(m, e):
                 u = nind[k]
-                t = 0
-                for kk in range(span[u, 0], span[u, 1]):
-                    w = nind[kk]
-                    if w >= v:
-                        break
-                    if (bm[w >> 6] >> np.uint64(w & 63)) & one:
-                        t += 1
-                        cnt[w] += 1
+                t = probe_marked(nind, span[u, 0], span[u, 1], v, bm, cnt)
                 if t:
                     cnt[u] += t
                     tv += t

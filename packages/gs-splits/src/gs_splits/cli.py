@@ -39,6 +39,13 @@ When more than --tie-fraction of the nodes share one property value (e.g. cluste
 the split inside that group is the seeded tie-break, not the property: a warning, or an
 error with --fail-on-ties. metadata["ties"] always describes the largest tie group.
 
+Graphs larger than memory (issue 32): GRAPH may also be an on-disk CSR folder written by
+'gs-splits convert'. Above the --memory budget (default 60%% of the RAM) the split runs out
+of core: an edge file is first converted into an on-disk CSR (GRAPH.csr/ beside it, OUT.csr/
+when that folder is read-only, or --workdir; reused by the next run, every strategy), and PageRank, Personalized PageRank and the clustering coefficient
+are computed by streaming its degree-ordered copy from disk. The split files are the same,
+bit for bit, on either path; one line says which path ran and why (--path forces one).
+
 Writes OUT.npz (masks, sigma, domains) and OUT.json (metadata). Errors are one line naming
 the file, exit status 2."""
 
@@ -170,7 +177,7 @@ def _parser() -> argparse.ArgumentParser:
     mk = sub.add_parser("make", help="create a split file from a graph",
                         description=_MAKE_HELP.format(strategies=listing),
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    mk.add_argument("graph", type=Path, help="graph file (.mat, .npz, .npy or text edge list)")
+    mk.add_argument("graph", type=Path, help="graph file (.mat, .npz, .npy, raw binary or text edge list) or an on-disk CSR folder")
     mk.add_argument("--strategy", "-s", default="popularity", choices=list(STRATEGIES),
                     help="node property that defines the shift (default: popularity)")
     mk.add_argument("--property-file", type=Path, default=None,
@@ -189,12 +196,18 @@ def _parser() -> argparse.ArgumentParser:
                     help="fail (exit 2) instead of warning when more than --tie-fraction of the nodes share one property value")
     mk.add_argument("--tie-fraction", type=_fraction, default=None,
                     help="largest tolerated tie group, as a fraction of the nodes (default 0.5)")
+    mk.add_argument("--memory", type=_memory, default=None,
+                    help="memory budget, e.g. 16G or 512M (default: 60%% of the RAM): above it the split runs out of core")
+    mk.add_argument("--path", choices=["auto", "memory", "ondisk"], default="auto",
+                    help="in-memory or out-of-core computation (default auto: by the --memory budget)")
+    mk.add_argument("--workdir", type=Path, default=None,
+                    help="folder for the on-disk CSR of an edge file on the out-of-core path (default: GRAPH.csr beside it, else OUT.csr)")
     mk.add_argument("--out", "-o", type=str, required=True, help="output path stem: writes OUT.npz and OUT.json; a folder when it ends in '/' (writes OUT/<graph>-<strategy>.npz and .json)")
 
     rp = sub.add_parser("report", help="Markdown summary and figures of a split", description=_REPORT_HELP,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     rp.add_argument("split", type=Path, help="split file written by 'gs-splits make' (.npz)")
-    rp.add_argument("--graph", "-g", type=Path, required=True, help="the graph file the split was made from")
+    rp.add_argument("--graph", "-g", type=Path, required=True, help="the graph file (or on-disk CSR folder) the split was made from")
     rp.add_argument("--labels", type=Path, default=None, help=".npy class labels (default: from the graph file if it has them)")
     rp.add_argument("--out-dir", "-o", type=Path, required=True, help="folder for report.md and the PNG figures")
     rp.add_argument("--no-figures", action="store_true", help="write only the Markdown summary")
@@ -204,6 +217,8 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--tsne-max-nodes", type=int, default=5000, help="t-SNE on a random sample of at most this many nodes (default 5000)")
     rp.add_argument("--distance-sources", type=int, default=64, help="BFS sources sampled per group for graph distances (default 64)")
     rp.add_argument("--seed", type=int, default=0, help="seed of the sampled BFS sources, t-SNE sample and figure layouts (default 0)")
+    rp.add_argument("--max-nodes", type=_positive_int, default=None,
+                    help="statistics on a seeded sample of this many nodes above it (default 10000000; the report states the sample size)")
     cv = sub.add_parser("convert", help="edge file -> on-disk CSR folder (graphs larger than memory)",
                         description=_CONVERT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     cv.add_argument("edges", type=Path, help="edge file (.npy, .npz, raw binary with sidecar or --dtype, or text)")
@@ -246,31 +261,37 @@ def _make(args: argparse.Namespace) -> int:
     from gs_splits.split import TIE_WARNING_FRACTION, _paths, structural_split
 
     out = _out_stem(args)
-    gf = load_graph(args.graph, relabel=args.relabel, num_nodes=args.num_nodes)
+    which, graph, num_nodes = _make_input(args, out)
+    node_ids = None
+    if graph is None:
+        gf = load_graph(args.graph, relabel=args.relabel, num_nodes=args.num_nodes)
+        graph, node_ids = gf.graph, gf.node_ids
+        num_nodes = args.num_nodes if args.num_nodes is not None else gf.num_nodes
     strategy = args.strategy
     if args.property_file is not None:
         strategy = _load_npy(args.property_file, "property file")
     t = time.perf_counter()
     try:
-        split = structural_split(gf.graph, strategy, sizes=args.sizes, seed=args.seed,
-                                 num_nodes=args.num_nodes if args.num_nodes is not None else gf.num_nodes,
+        split = structural_split(graph, strategy, sizes=args.sizes, seed=args.seed,
+                                 num_nodes=num_nodes,
                                  num_domains=args.domains, domain_scope=args.domain_scope,
                                  on_ties="raise" if args.fail_on_ties else "warn",
-                                 tie_fraction=args.tie_fraction or TIE_WARNING_FRACTION)
+                                 tie_fraction=args.tie_fraction or TIE_WARNING_FRACTION,
+                                 memory=args.memory, path=which)
     except (ValueError, TypeError) as exc:  # name the input file the problem came from
         raise ValueError(f"{args.graph}: {exc}") from None
     split.metadata["graph_file"] = str(args.graph)
     if args.property_file is not None:
         split.metadata["property_file"] = str(args.property_file)
     ids_path = None
-    if gf.node_ids is not None:
+    if node_ids is not None:
         npz, _ = _paths(out)
         ids_path = npz.with_name(npz.name[: -len(".npz")] + ".node_ids.npy")
         split.metadata["relabel"] = {"node_ids_file": ids_path.name, "num_ids": int(gf.node_ids.size),
                                      "rule": "node i is the i-th smallest original id"}
     path = split.save(out)
     if ids_path is not None:
-        atomic_write(ids_path, lambda f: np.save(f, gf.node_ids))
+        atomic_write(ids_path, lambda f: np.save(f, node_ids))
     gn = split.metadata["graph_normalisation"]
     print(f"graph: {split.metadata['num_nodes']} nodes, {gn['num_edges']} undirected edges "
           f"(removed {gn['self_loops']} self-loops, {gn['duplicate_edges']} duplicates; symmetrised "
@@ -279,6 +300,72 @@ def _make(args: argparse.Namespace) -> int:
           + ", ".join(f"{k} {v}" for k, v in split.sizes().items()))
     print(f"wrote {path} and {path.with_suffix('.json')}" + (f" and {ids_path}" if ids_path else ""))
     return 0
+
+
+def _make_input(args: argparse.Namespace, out: Path) -> tuple[str, object, int | None]:
+    """``(path, graph, num_nodes)`` of ``make``, after printing which path runs and why;
+    ``graph`` is an :class:`~gs_splits.OnDiskCSR` (a folder given, or an edge file converted)
+    or None (load the file in memory)."""
+    from gs_splits.ondisk import convert_edges, open_ondisk
+    from gs_splits.outofcore import choose_path
+
+    if not args.graph.exists():
+        raise FileNotFoundError(f"graph file not found: {args.graph}")
+    if args.graph.is_dir():
+        if args.relabel:
+            raise ValueError(f"{args.graph}: --relabel needs a graph file, not an on-disk CSR folder")
+        g = open_ondisk(args.graph)
+        which, why = choose_path(g.num_nodes, 2 * g.num_edges, args.memory, args.path)
+        _say_path(which, why)
+        return which, g, args.num_nodes
+    edges, kind = _edge_count(args.graph)
+    if edges is None or (args.path == "memory" and kind != "raw"):
+        if args.path == "ondisk":
+            raise ValueError(f"{args.graph}: the out-of-core path reads edge files (.npy, .npz with edges, "
+                             "raw binary, text), not this file; use --path memory")
+        _say_path("memory", "path='memory' asked for" if args.path == "memory" else
+                  "not an edge file the out-of-core path reads")
+        return "memory", None, None
+    # the node count is unknown before reading: n = E (at most 2**31) bounds most graphs
+    which, why = choose_path(min(edges, 2**31), 2 * edges, args.memory, args.path)
+    _say_path(which, why)
+    if which == "memory" and kind != "raw":  # a raw binary file is read by the conversion only
+        return which, None, None
+    if args.relabel:
+        raise ValueError(f"{args.graph}: --relabel works on the in-memory path only (the out-of-core "
+                         f"path was chosen: {why}); number the ids 0..n-1 first, or use --path memory")
+    folder = args.workdir
+    if folder is None:  # beside the graph, shared by every strategy's run; else beside the split
+        beside = args.graph.with_name(args.graph.name + ".csr")
+        folder = beside if os.access(args.graph.parent, os.W_OK) or beside.is_dir() else out.with_name(out.name + ".csr")
+    if (folder / "meta.json").is_file():
+        print(f"using the on-disk CSR {folder} (converted from {args.graph} before)")
+    else:
+        print(f"converting {args.graph} into the on-disk CSR {folder} (reused by the next runs) ...")
+    g = convert_edges(args.graph, folder, num_nodes=args.num_nodes, memory=args.memory)
+    return which, g, args.num_nodes
+
+
+def _say_path(which: str, why: str) -> None:
+    print(f"path: {'out-of-core' if which == 'ondisk' else 'in-memory'} ({why})")
+
+
+def _edge_count(path: Path) -> tuple[int | None, str | None]:
+    """``(edges, kind)`` of an edge file the on-disk conversion reads (text: about one edge
+    per 10 bytes), or ``(None, None)`` for other graph files (.mat, a sparse-matrix .npz)."""
+    from gs_splits import ondisk
+
+    if not path.is_file() or path.suffix.lower() == ".mat":
+        return None, None
+    try:
+        src = ondisk._open_source(path, None)
+    except (ValueError, OSError):
+        return None, None
+    try:
+        total = int(src.total())
+        return (total if src.kind != "text" else max(1, total // 10)), src.kind
+    finally:
+        src.close()
 
 
 def _out_stem(args: argparse.Namespace) -> Path:
@@ -316,11 +403,21 @@ def _report(args: argparse.Namespace) -> int:
 
     split = Split.load(args.split)
     relabel = bool(split.metadata.get("relabel"))
-    gf = load_graph(args.graph, relabel=relabel, num_nodes=None if relabel else split.num_nodes)
-    labels = _load_npy(args.labels, "labels file") if args.labels else gf.labels
-    g = as_csr_graph(gf.graph, split.num_nodes)
+    if args.graph.is_dir():  # an on-disk CSR folder: memory-mapped, its stored checksum
+        from gs_splits.ondisk import open_ondisk
+
+        od = open_ondisk(args.graph)
+        gf = None
+        labels = _load_npy(args.labels, "labels file") if args.labels else None
+        g = as_csr_graph(od, split.num_nodes)
+        fingerprint = od.checksum
+    else:
+        gf = load_graph(args.graph, relabel=relabel, num_nodes=None if relabel else split.num_nodes)
+        labels = _load_npy(args.labels, "labels file") if args.labels else gf.labels
+        g = as_csr_graph(gf.graph, split.num_nodes)
+        fingerprint = g.fingerprint()
     fp = split.metadata.get("graph_fingerprint")
-    if fp and fp != g.fingerprint():
+    if fp and fp != fingerprint:
         if not args.allow_other_graph:
             raise ValueError(
                 f"{args.graph}: not the graph {args.split} was made from (fingerprint differs; made "
@@ -330,7 +427,10 @@ def _report(args: argparse.Namespace) -> int:
         print(f"warning: {args.graph} is not the graph the split was made from (fingerprint differs); "
               "reporting anyway (--allow-other-graph)", file=sys.stderr)
     # computed once: the Markdown summary and the statistics figure draw the same numbers
-    stats = split_statistics(split, g, labels, num_sources=args.distance_sources, seed=args.seed)
+    from gs_splits.diagnostics import SAMPLE_ABOVE
+
+    stats = split_statistics(split, g, labels, num_sources=args.distance_sources, seed=args.seed,
+                             max_nodes=args.max_nodes or SAMPLE_ABOVE)
     md = summarize_split(split, g, labels, stats=stats)
     try:
         args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -349,7 +449,7 @@ def _report(args: argparse.Namespace) -> int:
 
         jobs = [("statistics.png", "Appendix-A statistics", lambda: plot.plot_statistics(split, g, labels, stats=stats)),
                 ("graph.png", "Split on the graph (appendix H)", lambda: plot.plot_graph(split, g, seed=args.seed))]
-        if gf.features is not None and not args.no_tsne:
+        if gf is not None and gf.features is not None and not args.no_tsne:
             if importlib.util.find_spec("sklearn") is None:
                 print(f"t-SNE figure skipped: scikit-learn is not installed; {PLOT_INSTALL}",
                       file=sys.stderr)

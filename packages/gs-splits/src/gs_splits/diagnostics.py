@@ -26,6 +26,10 @@ __all__ = ["SplitStatistics", "split_statistics", "summarize_split", "distance_d
 
 _QUANTILES = (0.0, 0.25, 0.5, 0.75, 1.0)
 
+#: Above this many nodes :func:`split_statistics` computes its per-part numbers on a seeded
+#: uniform sample of this many nodes (``SplitStatistics.sample_size``).
+SAMPLE_ABOVE = 10_000_000
+
 
 @dataclass
 class SplitStatistics:
@@ -40,6 +44,10 @@ class SplitStatistics:
     sigma : {part: {"mean", "q0", ..., "q100"}} (empty without sigma)
     distances : {"ID"/"OOD": {distance: fraction}, plus "unreachable"} (empty without graph)
     distance_sources : int, number of BFS sources per group
+    sample_size : int
+        0 when the per-part numbers (class balance, degree, sigma, histograms) are over every
+        node; otherwise the number of nodes of the seeded uniform sample they were computed on
+        (split with more than ``max_nodes`` nodes; ``sizes`` always count every node).
     property_hist : dict (empty without sigma)
         The histogram of the appendix-A property panel (:func:`property_histogram`):
         ``name``, ``scale`` (``"log10"`` or ``"linear"``), ``edges``, counts ``ID`` / ``OOD``
@@ -58,6 +66,7 @@ class SplitStatistics:
     distances: dict[str, dict[str, float]] = field(default_factory=dict)
     distance_sources: int = 0
     property_hist: dict[str, Any] = field(default_factory=dict)
+    sample_size: int = 0
 
     def to_dict(self, groups: Sequence[str] | None = None) -> dict[str, Any]:
         """A JSON-serialisable copy (class ids become strings, as JSON object keys must).
@@ -78,6 +87,7 @@ class SplitStatistics:
             "distances": {k: dict(v) for k, v in self.distances.items()},
             "distance_sources": int(self.distance_sources),
             "property_hist": dict(self.property_hist),
+            "sample_size": int(self.sample_size),
         }
 
     @classmethod
@@ -161,16 +171,18 @@ def distance_distribution(
     return out
 
 
-def property_histogram(split: Split, bins: int = 40) -> dict[str, Any]:
+def property_histogram(split: Split, bins: int = 40, nodes: np.ndarray | None = None) -> dict[str, Any]:
     """Histogram of the split property (``-sigma``), ID vs OOD (appendix A, property panel).
 
     A heavy-tailed non-negative property (max / min positive value > 100, e.g. PageRank) is
     binned as ``log10(property)``, its zeros counted in ``not_shown``; any other property
     linearly. ``bins`` equal-width bins over the finite values. Returns ``{}`` without sigma.
+    ``nodes``: count these nodes only (a sample), else every node.
     """
     if split.sigma is None:
         return {}
-    prop = -np.asarray(split.sigma, dtype=np.float64)
+    sel = slice(None) if nodes is None else nodes
+    prop = -np.asarray(split.sigma[sel], dtype=np.float64)
     pos = prop[prop > 0]
     logscale = bool(pos.size > 0 and np.all(prop >= 0) and pos.max() / pos.min() > 100)
     if logscale:
@@ -187,7 +199,7 @@ def property_histogram(split: Split, bins: int = 40) -> dict[str, Any]:
         "not_shown": int((prop == 0).sum()) if logscale else 0,
     }
     for key, mask in (("ID", split.in_distribution), ("OOD", split.out_of_distribution)):
-        out[key] = np.histogram(vals[mask & ok], bins=edges)[0].astype(int).tolist()
+        out[key] = np.histogram(vals[mask[sel] & ok], bins=edges)[0].astype(int).tolist()
     return out
 
 
@@ -199,27 +211,43 @@ def split_statistics(
     num_sources: int = 64,
     max_degree_shown: int = 30,
     seed: int = 0,
+    max_nodes: int | None = SAMPLE_ABOVE,
 ) -> SplitStatistics:
-    """Compute the appendix-A statistics of ``split`` (see :class:`SplitStatistics`)."""
-    groups = _groups(split)
-    stats = SplitStatistics(sizes={k: int(v.sum()) for k, v in groups.items()})
+    """Compute the appendix-A statistics of ``split`` (see :class:`SplitStatistics`).
+
+    Sampled mode: with more than ``max_nodes`` nodes (default :data:`SAMPLE_ABOVE`; None:
+    never) the class balance, degree and sigma numbers and the property histogram are
+    computed on a seeded uniform sample of ``max_nodes`` nodes (``sample_size`` says so);
+    the graph distances are always sampled (``num_sources`` BFS sources per group).
+    """
+    full = _groups(split)
+    stats = SplitStatistics(sizes={k: int(v.sum()) for k, v in full.items()})
+    nodes = None
+    groups = full
+    if max_nodes is not None and split.num_nodes > max_nodes:
+        rng = np.random.default_rng(seed)
+        nodes = np.sort(rng.choice(split.num_nodes, size=int(max_nodes), replace=False))
+        groups = {k: v[nodes] for k, v in full.items()}
+        stats.sample_size = int(max_nodes)
     if labels is not None:
         if type(labels).__module__.split(".")[0] == "torch" and hasattr(labels, "detach"):
             labels = labels.detach().cpu().numpy()
         y = np.asarray(labels).ravel()
         if y.size != split.num_nodes:
             raise ValueError(f"labels must have one entry per node ({split.num_nodes}), got {y.size}")
+        y = y if nodes is None else y[nodes]
         classes = np.unique(y)
         for k, m in groups.items():
             tot = max(int(m.sum()), 1)
             stats.class_balance[k] = {_py(c): float(np.count_nonzero(y[m] == c)) / tot for c in classes}
     if split.sigma is not None:
+        sigma = split.sigma if nodes is None else split.sigma[nodes]
         for k, m in groups.items():
-            stats.sigma[k] = _quantiles(split.sigma[m])
-        stats.property_hist = property_histogram(split)
+            stats.sigma[k] = _quantiles(sigma[m])
+        stats.property_hist = property_histogram(split, nodes=nodes)
     if graph is not None:
         g = as_csr_graph(graph, split.num_nodes)
-        deg = g.degree
+        deg = g.degree if nodes is None else g.degree[nodes]
         for k, m in groups.items():
             d = deg[m]
             stats.degree[k] = {**_quantiles(d.astype(np.float64)), "isolated": int(np.count_nonzero(d == 0))}
@@ -228,7 +256,7 @@ def split_statistics(
             stats.distance_sources = num_sources
             for k in ("ID", "OOD"):
                 stats.distances[k] = distance_distribution(
-                    g, np.flatnonzero(groups[k]), num_sources=num_sources, seed=seed
+                    g, np.flatnonzero(full[k]), num_sources=num_sources, seed=seed
                 )
     return stats
 
@@ -279,6 +307,9 @@ def summarize_split(
     n = split.num_nodes
     for k, v in st.sizes.items():
         lines.append(f"| {k} | {v} | {v / n:.3f} |")
+    if st.sample_size:
+        lines += ["", f"The statistics below are computed on a seeded uniform sample of {st.sample_size} "
+                      f"of the {n} nodes (sampled mode, more than {st.sample_size} nodes)."]
     if st.sigma:
         lines += ["", "## Property distribution (sigma = -property; ID = smallest sigma)", "",
                   "| part | mean | min | q25 | median | q75 | max |", "|---|---:|---:|---:|---:|---:|---:|"]

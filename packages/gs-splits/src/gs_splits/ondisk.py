@@ -91,6 +91,9 @@ _PARTIAL = ".partial"
 _STATE = "state.json"
 _META = "meta.json"
 _OUTPUTS = ("indptr.npy", "indices.npy")
+#: What gs_splits.outofcore derives next to the CSR (its degree-ordered copy): part of the
+#: folder, removed with the CSR it was derived from.
+_DERIVED = ("degree_ordered", "degree_ordered.partial")
 #: fewest keys per merge buffer (sets the fan-in of a merge for a budget); tests lower it
 _MIN_MERGE_BUF = 1 << 16
 #: fewest keys of a chunk sorted in parallel parts (one run per part); tests lower it
@@ -684,7 +687,7 @@ def _prepare(out: Path, identity: dict, restart: bool) -> dict | None:
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out}: exists and is not a folder; the conversion writes a folder")
     if out.is_dir():
-        ours = {_PARTIAL, _META, *_OUTPUTS}
+        ours = {_PARTIAL, _META, *_OUTPUTS, *_DERIVED}
         foreign = sorted(x.name for x in out.iterdir() if x.name not in ours)
         if foreign:
             raise ValueError(
@@ -727,7 +730,8 @@ def _prepare(out: Path, identity: dict, restart: bool) -> dict | None:
 
 
 def _clear(out: Path) -> None:
-    shutil.rmtree(out / _PARTIAL, ignore_errors=True)
+    for name in (_PARTIAL, *_DERIVED):
+        shutil.rmtree(out / name, ignore_errors=True)
     for name in (_META, *_OUTPUTS):
         (out / name).unlink(missing_ok=True)
 

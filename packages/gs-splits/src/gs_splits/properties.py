@@ -127,13 +127,19 @@ def personalized_pagerank(
     n = g.num_nodes
     if source is None:
         source = int(np.argmax(pagerank(g, alpha, tol=tol, max_iter=max_iter)))
+    p = _one_hot(n, source)
+    return pagerank(g, alpha, personalization=p, tol=tol, max_iter=max_iter, callback=callback)
+
+
+def _one_hot(n: int, source: Any) -> np.ndarray:
+    """The restart vector ``e_source`` of personalized PageRank (``source`` checked)."""
     if isinstance(source, bool) or not isinstance(source, (int, np.integer)):
         raise TypeError(f"source must be an integer node id, got {type(source).__name__}")
     if not 0 <= int(source) < n:
         raise ValueError(f"source={source} is not a node id in [0, {n})")
     p = np.zeros(n)
     p[int(source)] = 1.0
-    return pagerank(g, alpha, personalization=p, tol=tol, max_iter=max_iter, callback=callback)
+    return p
 
 
 def triangles(graph: Any, *, num_nodes: int | None = None) -> np.ndarray:
@@ -159,10 +165,14 @@ def clustering_coefficient(graph: Any, *, num_nodes: int | None = None) -> np.nd
     numpy.ndarray of float64, shape (n,)
     """
     g = as_csr_graph(graph, num_nodes)
-    t = _kernels.triangles_per_node(g.degree_ordered())
-    d = g.degree
+    return _clustering_from_triangles(_kernels.triangles_per_node(g.degree_ordered()), g.degree)
+
+
+def _clustering_from_triangles(t: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Eq. (2) from the exact triangle counts ``t`` and degrees ``d`` (int64): ``2 t / (d (d-1))``
+    correctly rounded, 0 for degree < 2 (shared by the in-memory and the on-disk path)."""
     denom = d * (d - 1)
-    out = np.zeros(g.num_nodes, dtype=np.float64)
+    out = np.zeros(d.size, dtype=np.float64)
     ok = d >= 2
     out[ok] = (2 * t[ok]).astype(np.float64) / denom[ok].astype(np.float64)
     return out

@@ -24,6 +24,8 @@ import json
 import logging
 import math
 import os
+import shutil
+import tempfile
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -433,13 +435,17 @@ def structural_split(
     domain_scope: str = "in_train",
     on_ties: str = "warn",
     tie_fraction: float = TIE_WARNING_FRACTION,
+    memory: int | str | None = None,
+    path: str = "auto",
+    workdir: str | os.PathLike | None = None,
 ) -> Split:
     """Split the nodes of a graph by a structural property (structural-shifts paper, sec. 3-4).
 
     Parameters
     ----------
-    graph : any input accepted by :func:`gs_splits.as_csr_graph`
-        Edge index (2, E), scipy.sparse, networkx graph, torch tensor or PyG Data.
+    graph : any input accepted by :func:`gs_splits.as_csr_graph`, or an on-disk CSR folder
+        Edge index (2, E), scipy.sparse, networkx graph, torch tensor, PyG Data, an
+        :class:`~gs_splits.OnDiskCSR` (:func:`gs_splits.open_ondisk`) or the path of its folder.
     strategy : str, array (n,) or callable
         A name of the strategy registry :data:`gs_splits.strategies.STRATEGIES`
         (``"popularity"``, ``"locality"``, ``"density"``, ``"random"``, the extra built-ins
@@ -475,6 +481,21 @@ def structural_split(
         :class:`TiedPropertyError`, or nothing. ``metadata["ties"]`` (:func:`tie_summary`)
         is recorded in every case.
     tie_fraction : float, default :data:`TIE_WARNING_FRACTION` (0.5)
+    memory : int or str, optional
+        Memory budget in bytes or as ``"16G"`` (default: 60 % of the RAM,
+        :func:`gs_splits.ondisk.default_memory`); decides ``path="auto"`` and bounds the
+        out-of-core kernels.
+    path : {"auto", "memory", "ondisk"}, default "auto"
+        ``"auto"``: out of core when the in-memory path's estimated need
+        (:func:`gs_splits.outofcore.in_memory_bytes`: CSR, degree-ordered copy, vectors)
+        exceeds ``memory``, else in memory. ``"ondisk"``: the out-of-core properties of
+        :mod:`gs_splits.outofcore` (popularity, locality, density, degree; other strategies
+        run on the memory-mapped CSR) over an on-disk CSR (an in-memory input is written to a
+        temporary one under ``workdir``). Both paths give the same split, bit for bit. One
+        INFO log line says which path ran and why.
+    workdir : path, optional
+        Where an in-memory graph is written for ``path="ondisk"`` (default: the system's
+        temporary folder; removed afterwards).
 
     Returns
     -------
@@ -502,7 +523,85 @@ def structural_split(
     if not 0 < tie_fraction <= 1:
         raise ValueError(f"tie_fraction must be in (0, 1], got {tie_fraction!r}")
     seed, seed_record = resolve_seed(seed)
-    g = as_csr_graph(graph, num_nodes)
+    with _GraphView.open(graph, num_nodes, memory, path, workdir) as g:
+        return _structural_split(g, strategy, s, seed, seed_record, num_domains, domain_scope, on_ties,
+                                 tie_fraction)
+
+
+class _GraphView:
+    """What a structural split reads of its graph, on either path: ``num_nodes``,
+    ``num_edges``, ``stats``, ``fingerprint``, the strategy's property and (for callables and
+    strategies without an out-of-core kernel) a :class:`CSRGraph`, memory-mapped on disk."""
+
+    def __init__(self, csr: CSRGraph | None, ondisk: Any, budget: int | None, cleanup: str | None):
+        self._csr = csr
+        self.ondisk = ondisk
+        self.budget = budget
+        self._cleanup = cleanup
+        src = ondisk if ondisk is not None else csr
+        self.num_nodes = int(src.num_nodes)
+        self.num_edges = int(src.num_edges)
+        self.stats = dict(src.stats)
+
+    @classmethod
+    def open(cls, graph: Any, num_nodes: int | None, memory: Any, path: str, workdir: Any) -> _GraphView:
+        from gs_splits import outofcore
+        from gs_splits.ondisk import OnDiskCSR, open_ondisk
+
+        if path not in ("auto", "memory", "ondisk"):
+            raise ValueError(f"path must be 'auto', 'memory' or 'ondisk', got {path!r}")
+        budget = outofcore._budget(memory)
+        if isinstance(graph, (str, os.PathLike)) and Path(graph).is_dir():
+            graph = open_ondisk(graph)
+        if isinstance(graph, OnDiskCSR):
+            if num_nodes is not None and num_nodes != graph.num_nodes:
+                raise ValueError(f"num_nodes={num_nodes} disagrees with the graph ({graph.num_nodes} nodes)")
+            which, why = outofcore.choose_path(graph.num_nodes, 2 * graph.num_edges, budget, path)
+            log.info("structural_split: %s path: %s", _PATH_NAMES[which], why)
+            if which == "memory":
+                return cls(graph.to_csr_graph(), graph, None, None)
+            return cls(None, graph, budget, None)
+        g = as_csr_graph(graph, num_nodes)
+        which, why = outofcore.choose_path(g.num_nodes, g.indices.size, budget, path, g.indices.itemsize)
+        log.info("structural_split: %s path: %s", _PATH_NAMES[which], why)
+        if which == "memory":
+            return cls(g, None, None, None)
+        tmp = tempfile.mkdtemp(prefix="gs-splits-csr-", dir=workdir)
+        return cls(g, outofcore.save_ondisk(g, Path(tmp) / "csr"), budget, tmp)
+
+    def __enter__(self) -> _GraphView:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._cleanup is not None:
+            shutil.rmtree(self._cleanup, ignore_errors=True)
+
+    def csr(self) -> CSRGraph:
+        if self._csr is None:
+            self._csr = self.ondisk.to_csr_graph()
+        return self._csr
+
+    def fingerprint(self) -> str:
+        # the on-disk checksum is CSRGraph.fingerprint() of the same arrays (gs_splits.ondisk)
+        return self.ondisk.checksum if self.ondisk is not None else self.csr().fingerprint()
+
+    def strategy_property(self, name: str, rng: np.random.Generator) -> Any:
+        if self.budget is not None:  # the out-of-core path
+            from gs_splits.outofcore import ONDISK_STRATEGIES
+
+            f = ONDISK_STRATEGIES.get(name)
+            if f is not None:
+                return f(self.ondisk, self.budget, rng)
+            get_strategy(name)  # an unknown name fails here, before any mapping
+            log.info("structural_split: %r has no out-of-core kernel; it runs on the memory-mapped CSR", name)
+        return get_strategy(name)(self.csr(), rng)  # the registry of gs_splits.strategies
+
+
+_PATH_NAMES = {"memory": "in-memory", "ondisk": "out-of-core"}
+
+
+def _structural_split(g: _GraphView, strategy: Any, s: np.ndarray, seed: Any, seed_record: Any,
+                      num_domains: int, domain_scope: str, on_ties: str, tie_fraction: float) -> Split:
     n = g.num_nodes
     nonempty = int(np.count_nonzero(s > 0))
     if n < nonempty:
@@ -513,10 +612,10 @@ def structural_split(
 
     if isinstance(strategy, str):
         name = strategy
-        prop = get_strategy(strategy)(g, rng)  # the registry of gs_splits.strategies
+        prop = g.strategy_property(strategy, rng)
     elif callable(strategy):
         name = getattr(strategy, "__name__", "callable")
-        prop = strategy(g)
+        prop = strategy(g.csr())
     else:
         name = "array"
         prop = strategy
