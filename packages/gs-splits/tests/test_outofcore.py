@@ -372,3 +372,21 @@ def test_pagerank_is_kept_for_locality(small, tmp_path, caplog):
     assert "reusing" in caplog.text and np.array_equal(ppr, personalized_pagerank(g))
     assert np.array_equal(oc.pagerank_ondisk(csr, 0.2, memory=TINY), pagerank(g, 0.2))  # other alpha
     assert len(list(dg.path.glob("pagerank-*.npy"))) == 2
+
+
+def test_two_processes_building_the_copy_at_once(small, tmp_path):
+    import subprocess
+    import sys
+
+    _, _, g, _ = small
+    csr = oc.save_ondisk(g, tmp_path / "c")
+    code = ("import sys; from gs_splits.outofcore import degree_ordered_ondisk as d; "
+            "print(d(sys.argv[1], '64K').path)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(csr.path)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    assert sorted(x.name for x in csr.path.iterdir()) == ["degree_ordered", "indices.npy", "indptr.npy", "meta.json"]
+    assert np.array_equal(np.load(csr.path / "degree_ordered" / "nind.npy"), g.degree_ordered().nind)

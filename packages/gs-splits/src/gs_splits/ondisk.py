@@ -93,7 +93,7 @@ _META = "meta.json"
 _OUTPUTS = ("indptr.npy", "indices.npy")
 #: What gs_splits.outofcore derives next to the CSR (its degree-ordered copy): part of the
 #: folder, removed with the CSR it was derived from.
-_DERIVED = ("degree_ordered", "degree_ordered.partial")
+_DERIVED = "degree_ordered"  # and its partial folders, degree_ordered.partial-<pid>
 #: fewest keys per merge buffer (sets the fan-in of a merge for a budget); tests lower it
 _MIN_MERGE_BUF = 1 << 16
 #: fewest keys of a chunk sorted in parallel parts (one run per part); tests lower it
@@ -687,8 +687,8 @@ def _prepare(out: Path, identity: dict, restart: bool) -> dict | None:
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out}: exists and is not a folder; the conversion writes a folder")
     if out.is_dir():
-        ours = {_PARTIAL, _META, *_OUTPUTS, *_DERIVED}
-        foreign = sorted(x.name for x in out.iterdir() if x.name not in ours)
+        ours = {_PARTIAL, _META, *_OUTPUTS}
+        foreign = sorted(x.name for x in out.iterdir() if x.name not in ours and not x.name.startswith(_DERIVED))
         if foreign:
             raise ValueError(
                 f"{out}: is not empty and not an on-disk CSR folder (holds {', '.join(foreign[:3])}"
@@ -730,8 +730,9 @@ def _prepare(out: Path, identity: dict, restart: bool) -> dict | None:
 
 
 def _clear(out: Path) -> None:
-    for name in (_PARTIAL, *_DERIVED):
-        shutil.rmtree(out / name, ignore_errors=True)
+    shutil.rmtree(out / _PARTIAL, ignore_errors=True)
+    for derived in out.glob(_DERIVED + "*"):
+        shutil.rmtree(derived, ignore_errors=True)
     for name in (_META, *_OUTPUTS):
         (out / name).unlink(missing_ok=True)
 

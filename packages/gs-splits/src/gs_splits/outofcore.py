@@ -239,23 +239,20 @@ def degree_ordered_ondisk(graph: Any, memory: int | str | None = None, *,
     Built by streaming: the destination rows are cut into ranges whose entries fit the
     buffer, and for each range the source ``indices.npy`` is read once, in chunks. Memory
     about ``40 n`` bytes plus ``memory``'s remainder as buffers (at least two rows). The
-    folder is written as ``<folder>.partial`` and renamed when complete: an interrupted build
-    is redone from the start on the next call (it is one or a few sequential passes).
+    folder is written as ``<folder>.partial-<pid>`` and renamed when complete: an interrupted
+    build is redone from the start on the next call (it is one or a few sequential passes);
+    two processes building at once both finish and the first copy stays.
     """
     csr = _as_ondisk(graph)
     budget = _budget(memory)
     out = Path(folder) if folder is not None else _default_folder(csr)
-    meta_path = out / "meta.json"
-    if meta_path.is_file():
-        try:
-            meta = json.loads(meta_path.read_text())
-        except ValueError:
-            meta = {}
-        if (meta.get("format") == DO_FORMAT and meta.get("format_version") == DO_VERSION
-                and meta.get("source_checksum") == csr.checksum):
-            return DiskDegreeOrdered(out, meta)
+    done = _finished_copy(out, csr)
+    if done is not None:
+        return done
+    if (out / "meta.json").is_file():
         log.info("%s: stale or foreign degree-ordered copy, rebuilding it", out)
-    partial = out.with_name(out.name + ".partial")
+    # one partial folder per process: two splits started together each build, the first wins
+    partial = out.with_name(f"{out.name}.partial-{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     n = csr.num_nodes
@@ -314,9 +311,32 @@ def degree_ordered_ondisk(graph: Any, memory: int | str | None = None, *,
                     "each row its out-neighbours (higher degree) sorted, then its in-neighbours"}
     data = json.dumps(meta, indent=1).encode()
     atomic_write(partial / "meta.json", lambda f: f.write(data))
+    done = _finished_copy(out, csr)
+    if done is not None:  # another process finished first: keep its copy (the same bits)
+        shutil.rmtree(partial, ignore_errors=True)
+        return done
     shutil.rmtree(out, ignore_errors=True)
-    os.replace(partial, out)
+    try:
+        os.replace(partial, out)
+    except OSError:  # another process renamed its copy in between
+        shutil.rmtree(partial, ignore_errors=True)
+        done = _finished_copy(out, csr)
+        if done is None:
+            raise
+        return done
     return DiskDegreeOrdered(out, meta)
+
+
+def _finished_copy(out: Path, csr: OnDiskCSR) -> DiskDegreeOrdered | None:
+    """The finished degree-ordered copy of ``csr`` in ``out``, or None."""
+    try:
+        meta = json.loads((out / "meta.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if (isinstance(meta, dict) and meta.get("format") == DO_FORMAT and meta.get("format_version") == DO_VERSION
+            and meta.get("source_checksum") == csr.checksum):
+        return DiskDegreeOrdered(out, meta)
+    return None
 
 
 # --------------------------------------------------------------------------- PageRank
