@@ -58,10 +58,16 @@ def uv_executable() -> str:
     return found
 
 
+def isolated_env() -> dict[str, str]:
+    """This process's environment without ``PYTHONPATH``: a fresh environment must import what
+    is installed in it, not a checkout that a developer's ``PYTHONPATH`` points at."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
 def run(cmd: Sequence[str], *, log: Log = _quiet, cwd: Path | None = None, env: dict | None = None) -> str:
     """Run ``cmd``; return its stdout+stderr; raise RuntimeError with that output when it fails."""
     log("$ " + " ".join(str(c) for c in cmd))
-    full_env = {**os.environ, **(env or {})}
+    full_env = {**isolated_env(), **(env or {})}
     proc = subprocess.run(
         [str(c) for c in cmd], cwd=cwd, env=full_env, capture_output=True, text=True, check=False
     )
@@ -132,14 +138,16 @@ def installed(python: Path) -> dict[str, str]:
         "print(json.dumps({re.sub(r'[-_.]+', '-', d.metadata['Name']).lower(): d.version"
         " for d in m.distributions()}))"
     )
-    out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True,
+                         env=isolated_env()).stdout
     return json.loads(out)
 
 
 def gs_modules_on_path(python: Path) -> set[str]:
     """Top-level ``gs_*`` import packages that the environment can import."""
     code = "import pkgutil; print(' '.join(m.name for m in pkgutil.iter_modules() if m.name.startswith('gs_')))"
-    out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True,
+                         env=isolated_env()).stdout
     return set(out.split())
 
 

@@ -133,7 +133,8 @@ def test_wheel_installs_alone_imports_and_brings_only_declared_gs_packages(wheel
     assert scripts == CLIS.get(dist, set())
     for script in scripts:
         proc = subprocess.run(
-            [str(python.parent / script), "--help"], capture_output=True, text=True, timeout=300
+            [str(python.parent / script), "--help"], capture_output=True, text=True, timeout=300,
+            env=wheelenv.isolated_env(),
         )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert proc.stdout.lower().startswith("usage:") and script in proc.stdout
