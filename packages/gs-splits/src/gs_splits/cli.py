@@ -40,7 +40,7 @@ the split inside that group is the seeded tie-break, not the property: a warning
 error with --fail-on-ties. metadata["ties"] always describes the largest tie group.
 
 Graphs larger than memory (issue 32): GRAPH may also be an on-disk CSR folder written by
-'gs-splits convert'. Above the --memory budget (default 60%% of the RAM) the split runs out
+'gs-splits convert'. Above the --memory budget (default 60% of the RAM) the split runs out
 of core: an edge file is first converted into an on-disk CSR (GRAPH.csr/ beside it, OUT.csr/
 when that folder is read-only, or --workdir; reused by the next run, every strategy), and PageRank, Personalized PageRank and the clustering coefficient
 are computed by streaming its degree-ordered copy from disk. The split files are the same,
