@@ -232,6 +232,14 @@ def test_generate_events_validates_input(tmp_path):
         generate_events("bkg", 2.5, 1, cache_dir=tmp_path)
     with pytest.raises(TypeError, match="TrackSimConfig"):
         generate_events("bkg", 10, 1, cache_dir=tmp_path, config={"bfield_tesla": 2})
+    # its options are generate_samples' (one definition each): an unknown one, or an option
+    # given by position, is refused before anything is simulated
+    with pytest.raises(TypeError, match="n_worker"):
+        generate_events("bkg", 10, 1, cache_dir=tmp_path, n_worker=2)
+    with pytest.raises(TypeError):
+        generate_events("bkg", 10, 1, 0)
+    with pytest.raises(ValueError, match="n_workers"):
+        generate_events("bkg", 10, 1, cache_dir=tmp_path, n_workers=0)
     with pytest.raises(ValueError, match="min_pt_gev"):
         TrackSimConfig(min_pt_gev=-1)
     assert set(PROCESSES) == {

@@ -223,3 +223,18 @@ def test_edgewise_bin_rule_option():
     assert paper.all.bins.counts.tolist() == [0, 1, 0, 1]
     assert floor.all.bins.counts.tolist() == [0, 0, 1, 1]
     assert paper.all.ece == pytest.approx(floor.all.ece)  # each edge alone in its bin
+
+
+def test_calibration_error_passes_every_bin_option_to_reliability_bins():
+    """calibration_error has no binning options of its own: each one (and its default) is
+    reliability_bins', so the two cannot disagree; an unknown option is refused by name."""
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(3), size=200)
+    y = rng.integers(0, 3, size=200)
+    for opts in ({}, {"n_bins": 7}, {"binning": "mass", "n_bins": 9}, {"bin_rule": "floor"}):
+        for norm in ("l1", "l2", "max"):
+            assert gm.calibration_error(p, y, norm=norm, **opts) == gm.reliability_bins(p, y, **opts).error(norm)
+    conf, corr = p.max(axis=1), p.argmax(axis=1) == y
+    assert gm.calibration_error(confidences=conf, correct=corr) == gm.calibration_error(p, y)
+    with pytest.raises(TypeError, match="n_binz"):
+        gm.calibration_error(p, y, n_binz=3)

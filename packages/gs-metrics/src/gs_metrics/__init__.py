@@ -6,76 +6,27 @@ LeBed estimator lives in :mod:`gs_metrics.lebed` (needs the ``lebed`` extra, i.e
 the reliability-diagram figure in :mod:`gs_metrics.reliability` (``plot`` extra, matplotlib).
 """
 
+from gs_metrics import (
+    accumulate,
+    baselines,
+    calibration,
+    detection,
+    edgewise,
+    label_free,
+    reliability,
+    task,
+)
 from gs_metrics.__about__ import __version__
 from gs_metrics._validation import EmptyEvaluationWarning
-from gs_metrics.accumulate import (
-    CalibrationAccumulator,
-    EdgewiseCalibration,
-    MeanAbsoluteErrorAccumulator,
-    MisclassificationDetection,
-    OODDetection,
-)
-from gs_metrics.baselines import (
-    ThresholdClassifier,
-    fit_threshold_classifier,
-    majority_class,
-    majority_class_accuracy,
-    mean_predictor_mae,
-)
-from gs_metrics.calibration import (
-    ReliabilityBins,
-    accuracy_from_probs,
-    bin_indices,
-    brier_score,
-    calibration_error,
-    confidences_and_correct,
-    expected_calibration_error,
-    l2_calibration_error,
-    maximum_calibration_error,
-    negative_log_likelihood,
-    pool_reliability_bins,
-    reliability_bins,
-)
-from gs_metrics.detection import (
-    DirichletUncertainty,
-    EnsembleUncertainty,
-    OODDetectionMetrics,
-    aupr,
-    auroc,
-    dirichlet_uncertainty,
-    ensemble_uncertainty,
-    entropy,
-    fpr_at_tpr,
-    max_prob_uncertainty,
-    misclassification_auroc,
-    ood_detection_metrics,
-    prediction_rejection_ratio,
-)
-from gs_metrics.edgewise import (
-    EdgeSubsetMetrics,
-    EdgewiseMetrics,
-    EvaluatedEdges,
-    agree_ece,
-    disagree_ece,
-    edge_homophily,
-    edgewise_accuracy,
-    edgewise_brier,
-    edgewise_ece,
-    edgewise_metrics,
-    edgewise_nll,
-    evaluated_edges,
-    k_index,
-)
-from gs_metrics.label_free import (
-    ORIENTATION,
-    EstimatorEvaluation,
-    atc_score,
-    conf_score,
-    entropy_score,
-    evaluate_estimator,
-    fit_atc_threshold,
-    threshold_score,
-)
+
+# Each module's ``__all__`` is the one list of the names it gives the package: they are imported
+# and exported from it, so a new public function is listed once, in its module.
+from gs_metrics.accumulate import *  # noqa: F403
+from gs_metrics.baselines import *  # noqa: F403
+from gs_metrics.calibration import *  # noqa: F403
+from gs_metrics.detection import *  # noqa: F403
+from gs_metrics.edgewise import *  # noqa: F403
+from gs_metrics.label_free import *  # noqa: F403
 from gs_metrics.registry import (
     TASK_METRICS,
     TaskMetric,
@@ -84,76 +35,24 @@ from gs_metrics.registry import (
     register_metric,
     unregister_metric,
 )
-from gs_metrics.reliability import plot_reliability_diagram
-from gs_metrics.task import accuracy, binary_roc_auc, mean_absolute_error
+from gs_metrics.reliability import *  # noqa: F403
+from gs_metrics.task import *  # noqa: F403
 
 __all__ = [
-    "ORIENTATION",
-    "CalibrationAccumulator",
-    "DirichletUncertainty",
-    "EdgeSubsetMetrics",
-    "EdgewiseCalibration",
-    "EdgewiseMetrics",
+    "__version__",
     "EmptyEvaluationWarning",
-    "EnsembleUncertainty",
-    "EstimatorEvaluation",
-    "EvaluatedEdges",
-    "MeanAbsoluteErrorAccumulator",
-    "MisclassificationDetection",
-    "OODDetection",
-    "OODDetectionMetrics",
-    "ReliabilityBins",
+    *accumulate.__all__,
+    *baselines.__all__,
+    *calibration.__all__,
+    *detection.__all__,
+    *edgewise.__all__,
+    *label_free.__all__,
     "TASK_METRICS",
     "TaskMetric",
-    "ThresholdClassifier",
     "available_metrics",
     "get_metric",
     "register_metric",
     "unregister_metric",
-    "__version__",
-    "accuracy",
-    "accuracy_from_probs",
-    "agree_ece",
-    "atc_score",
-    "aupr",
-    "auroc",
-    "bin_indices",
-    "binary_roc_auc",
-    "brier_score",
-    "calibration_error",
-    "conf_score",
-    "confidences_and_correct",
-    "dirichlet_uncertainty",
-    "disagree_ece",
-    "edge_homophily",
-    "edgewise_accuracy",
-    "edgewise_brier",
-    "edgewise_ece",
-    "edgewise_metrics",
-    "edgewise_nll",
-    "ensemble_uncertainty",
-    "entropy",
-    "entropy_score",
-    "evaluate_estimator",
-    "evaluated_edges",
-    "expected_calibration_error",
-    "fit_atc_threshold",
-    "fit_threshold_classifier",
-    "fpr_at_tpr",
-    "k_index",
-    "l2_calibration_error",
-    "max_prob_uncertainty",
-    "majority_class",
-    "majority_class_accuracy",
-    "maximum_calibration_error",
-    "mean_absolute_error",
-    "mean_predictor_mae",
-    "misclassification_auroc",
-    "negative_log_likelihood",
-    "ood_detection_metrics",
-    "plot_reliability_diagram",
-    "pool_reliability_bins",
-    "prediction_rejection_ratio",
-    "reliability_bins",
-    "threshold_score",
+    *reliability.__all__,
+    *task.__all__,
 ]

@@ -287,33 +287,16 @@ def pool_reliability_bins(bins: Sequence[ReliabilityBins]) -> ReliabilityBins:
 
 
 def calibration_error(
-    probs: Any = None,
-    labels: Any = None,
-    mask: Any = None,
-    *,
-    confidences: Any = None,
-    correct: Any = None,
-    n_bins: int = DEFAULT_BINS,
-    norm: Norm = "l1",
-    binning: Binning = "width",
-    bin_rule: BinRule = "paper",
+    probs: Any = None, labels: Any = None, mask: Any = None, *, norm: Norm = "l1", **bin_options: Any
 ) -> float:
     """Binned calibration error: ECE (``norm="l1"``, eq. 1), L2-CE (``"l2"``) or MCE (``"max"``).
 
-    See :func:`reliability_bins` for the inputs. An empty evaluated set gives NaN with an
-    :class:`~gs_metrics.EmptyEvaluationWarning`.
+    The inputs are those of :func:`reliability_bins`: ``probs``, ``labels``, ``mask``, or the
+    keywords ``confidences`` and ``correct``; ``bin_options`` (``n_bins``, ``binning``,
+    ``bin_rule``, ...) go to it unchanged, so the two never disagree on an option or a default.
+    An empty evaluated set gives NaN with an :class:`~gs_metrics.EmptyEvaluationWarning`.
     """
-    bins = reliability_bins(
-        probs,
-        labels,
-        mask,
-        confidences=confidences,
-        correct=correct,
-        n_bins=n_bins,
-        binning=binning,
-        bin_rule=bin_rule,
-    )
-    return bins.error(norm)
+    return reliability_bins(probs, labels, mask, **bin_options).error(norm)
 
 
 def expected_calibration_error(probs=None, labels=None, mask=None, **kwargs) -> float:

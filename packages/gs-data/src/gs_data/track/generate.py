@@ -19,6 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -141,18 +142,7 @@ def _resolve(config, cache_dir):
     return config, cache_root
 
 
-def generate_events(
-    process: str,
-    pileup: int,
-    n_events: int,
-    *,
-    seed: int = 0,
-    cache_dir: str | Path | None = None,
-    n_workers: int = 1,
-    callback: ProgressCallback | None = None,
-    config: TrackSimConfig | None = None,
-    keep_event_files: bool = False,
-) -> TrackEvents:
+def generate_events(process: str, pileup: int, n_events: int, **options: Any) -> TrackEvents:
     """Simulate (or load from the cache) events ``0 .. n_events-1`` of one sample.
 
     Parameters
@@ -164,18 +154,24 @@ def generate_events(
         Mean number of soft-QCD pileup interactions (GeSS: 10, 50, 90).
     n_events
         Number of events.
+
+    Other Parameters
+    ----------------
+    **options
+        The keyword options of :func:`generate_samples`, passed on unchanged (one definition
+        of each option and its default):
     seed
-        Seed of the sample; the same seed gives bit-identical events.
+        Seed of the sample (default 0); the same seed gives bit-identical events.
     cache_dir
         Cache root (default :func:`default_cache_dir`).
     n_workers
-        Worker processes; 1 simulates in this process.
+        Worker processes (default 1); 1 simulates in this process.
     callback
         ``callback(done, total)`` after every finished event (CLIs draw a progress bar).
     config
         Simulation settings (default :class:`TrackSimConfig`).
     keep_event_files
-        Keep the per-event files after packing (default: delete them; the pack serves later
+        Keep the per-event files after packing (default False: delete them; the pack serves later
         requests of any size up to its count).
 
     Returns
@@ -188,15 +184,7 @@ def generate_events(
     ImportError
         If events must be simulated (not cached yet) but PYTHIA 8 or ACTS is not installed.
     """
-    return generate_samples(
-        [(process, pileup, n_events)],
-        seed=seed,
-        cache_dir=cache_dir,
-        n_workers=n_workers,
-        callback=callback,
-        config=config,
-        keep_event_files=keep_event_files,
-    )[0]
+    return generate_samples([(process, pileup, n_events)], **options)[0]
 
 
 def generate_samples(
