@@ -492,6 +492,8 @@ def run(sizes: list[tuple[int, int]], strategies: list[str], ratios: list[float]
                     except OverLimit:
                         row["pyg"].update(status="did not finish", reason=f"did not finish in {_minutes(limit_s)}")
                         stopped[strategy] = f"not run: a smaller size did not finish in {_minutes(limit_s)}"
+                    except Exception as exc:  # noqa: BLE001 - a long run records it and goes on
+                        row["pyg"].update(status="failed", reason=f"failed: {type(exc).__name__}: {exc}")
                     else:
                         row["pyg"].update(status="ok", **_public(pyg_res))
                         history[strategy].append((e, pyg_res["seconds"]))

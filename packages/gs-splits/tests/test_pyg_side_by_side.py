@@ -64,12 +64,16 @@ def test_ties_at_the_boundary_are_named_and_left_out_of_the_untied_agreement(ben
     assert out["error_band_delta"] == pytest.approx(0.05)
 
 
+def _needs_pyg():
+    pytest.importorskip("torch_geometric", reason="torch_geometric (benchmark only, never a gs-splits dependency) not installed")
+    pytest.importorskip("networkx", reason="networkx (PyG's NodePropertySplit computes with it) not installed")
+
+
 def test_pyg_and_gs_splits_side_by_side_on_a_small_synthetic_graph(bench, tmp_path):
     """Runs PyG's NodePropertySplit beside gs-splits on a 600-node SYNTHETIC graph, end to end
     (JSON and table); every node on which they differ is a boundary tie or within PyG's
     PageRank error of the cut."""
-    pytest.importorskip("torch_geometric", reason="torch_geometric (benchmark only, never a gs-splits dependency) not installed")
-    pytest.importorskip("networkx", reason="networkx (PyG's NodePropertySplit computes with it) not installed")
+    _needs_pyg()
     out = tmp_path / "side.json"
     assert bench.main(["--sizes", "600:3000", "--out", str(out)]) == 0
     res = json.loads(out.read_text())
@@ -89,3 +93,17 @@ def test_pyg_and_gs_splits_side_by_side_on_a_small_synthetic_graph(bench, tmp_pa
             assert a["agreement"] > 0.95 and a["pyg_property_vs_converged"]["spearman"] > 0.99
     table = bench.render([str(out)])
     assert "SYNTHETIC 600 /" in table and table.count("| SYNTHETIC") == 3
+
+
+def test_a_failing_pyg_step_is_recorded_and_the_run_goes_on(bench, tmp_path, monkeypatch):
+    _needs_pyg()
+
+    def fail(*args):
+        raise MemoryError("no room for the networkx graph")
+
+    monkeypatch.setattr(bench, "run_pyg", fail)
+    out = tmp_path / "failed.json"
+    assert bench.main(["--sizes", "50:200", "--strategies", "popularity,density", "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())["graphs"][0]["rows"]
+    assert [r["pyg"]["status"] for r in rows] == ["failed", "failed"] and all(r["gs"]["seconds"] > 0 for r in rows)
+    assert "failed: MemoryError: no room for the networkx graph | " in bench.render([str(out)])
