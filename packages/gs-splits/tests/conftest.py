@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 DATA = Path(__file__).parent / "data"
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 @pytest.fixture(scope="session")
@@ -57,3 +59,19 @@ def _random_graph(n: int, m: int, seed: int, isolated: int = 0) -> tuple[np.ndar
 def random_graph():
     """Factory ``random_graph(n, m, seed, isolated=0) -> (edges, num_nodes)``."""
     return _random_graph
+
+
+def _load_benchmark(name: str):
+    script = BENCHMARKS / f"{name}.py"
+    if not script.is_file():  # tests run from an installed wheel have no benchmarks/
+        pytest.skip(f"benchmark script not found at {script}")
+    spec = importlib.util.spec_from_file_location(name, script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def load_benchmark():
+    """Factory ``load_benchmark(name)``: the script ``benchmarks/<name>.py`` as a module."""
+    return _load_benchmark

@@ -7,7 +7,6 @@ merge. Interruptions are placed with the converter's pause hook, so they are det
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -23,7 +22,6 @@ import pytest
 from gs_splits import as_csr_graph, convert_edges, ondisk, open_ondisk
 from gs_splits.cli import main
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "synthetic_papers100m.py"
 TINY = "64K"
 
 
@@ -371,17 +369,8 @@ def _cli(argv: list[str]) -> int:
 
 
 # --------------------------------------------------------------------------- generator
-def _generator():
-    if not BENCH.is_file():
-        pytest.skip(f"benchmark script not found at {BENCH}")
-    spec = importlib.util.spec_from_file_location("synthetic_papers100m", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_the_synthetic_generator_is_deterministic_and_converts(tmp_path, monkeypatch):
-    gen = _generator()
+def test_the_synthetic_generator_is_deterministic_and_converts(tmp_path, monkeypatch, load_benchmark):
+    gen = load_benchmark("synthetic_papers100m")
     monkeypatch.setattr(gen, "BLOCK", 4096)  # several random blocks
     meta = gen.generate(tmp_path / "a.bin", 3000, 20_000, seed=1, max_degree=500)
     gen.generate(tmp_path / "b.bin", 3000, 20_000, seed=1, max_degree=500)
