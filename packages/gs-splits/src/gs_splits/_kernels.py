@@ -313,19 +313,14 @@ def _pr_init_py(bounds, nptr, x, inv_deg, y, dang_part):
         dang_part[b] = dm
 
 
-def _pr_sweep_py(bounds, b0, b1, r0, r1, nptr, buf, base, y, x, p, inv_deg, damping, teleport,
-                 x_new, y_new, err_part, dang_part):
-    """One Jacobi step of eq. (1) in one pass (pull) over rows ``r0 .. r1`` (in blocks
-    ``b0 .. b1``; their entries in ``buf`` from entry ``base``): x_new, its L1 change, x_new /
-    deg and the dangling mass of x_new, each reduction per fixed row block. Each block's sums
-    go on from what ``err_part`` / ``dang_part`` hold (zero them before a sweep), so a block
-    cut into chunks (the out-of-core path) adds in the same order as a whole one."""
-    for b in prange(b0, b1):
-        lo = max(bounds[b], r0)
-        hi = min(bounds[b + 1], r1)
-        err = err_part[b]
-        dm = dang_part[b]
-        for i in range(lo, hi):
+def _pr_rows_py(seg, nptr, buf, base, y, p, inv_deg, damping, teleport, x_new, y_new):
+    """The pull of one Jacobi step of eq. (1) for rows ``seg[0] .. seg[-1]`` (their entries in
+    ``buf`` from entry ``base``): ``x_new`` and ``x_new / deg``. One task per segment; the
+    segments hold about equal numbers of entries (:func:`row_segments`), so every thread has
+    the same work whatever the row blocks. Each row is computed alone: the segments never
+    change a bit of the result."""
+    for s in prange(seg.size - 1):
+        for i in range(seg[s], seg[s + 1]):
             a = nptr[i]
             e = nptr[i + 1]
             acc = 0.0
@@ -333,12 +328,47 @@ def _pr_sweep_py(bounds, b0, b1, r0, r1, nptr, buf, base, y, x, p, inv_deg, damp
                 acc += y[buf[k]]
             v = damping * acc + teleport * p[i]
             x_new[i] = v
-            err += abs(v - x[i])
             y_new[i] = v * inv_deg[i]
-            if e == a:
+
+
+def _pr_sums_py(bounds, b0, b1, r0, r1, nptr, x, x_new, err_part, dang_part):
+    """The reductions of that step over rows ``r0 .. r1`` (in blocks ``b0 .. b1``): the L1
+    change and the dangling mass of ``x_new``, per fixed row block, in row order. Each block's
+    sums go on from what ``err_part`` / ``dang_part`` hold (zero them before a sweep), so a
+    block cut into chunks (the out-of-core path) adds in the same order as a whole one."""
+    for b in prange(b0, b1):
+        lo = max(bounds[b], r0)
+        hi = min(bounds[b + 1], r1)
+        err = err_part[b]
+        dm = dang_part[b]
+        for i in range(lo, hi):
+            v = x_new[i]
+            err += abs(v - x[i])
+            if nptr[i + 1] == nptr[i]:
                 dm += v
         err_part[b] = err
         dang_part[b] = dm
+
+
+def row_segments(nptr: np.ndarray, r0: int, r1: int, parts: int | None = None) -> np.ndarray:
+    """Row bounds cutting rows ``r0 .. r1`` into about ``parts`` segments of about equal
+    entries (default: 8 per numba thread), for :func:`_pr_rows_py`. Only the work split
+    depends on it, never a result."""
+    parts = max(1, parts if parts is not None else 8 * get_num_threads())
+    lo, hi = int(nptr[r0]), int(nptr[r1])
+    targets = lo + (np.arange(1, parts, dtype=np.float64) * (hi - lo) / parts).astype(np.int64)
+    cuts = np.searchsorted(nptr[r0 : r1 + 1], targets, side="left") + r0
+    return np.unique(np.concatenate(([r0], cuts, [r1])).astype(np.int64))
+
+
+def pr_sweep(bounds, b0, b1, r0, r1, seg, nptr, buf, base, y, x, p, inv_deg, damping, teleport,
+             x_new, y_new, err_part, dang_part):
+    """One Jacobi step of eq. (1) over rows ``r0 .. r1``: the pull (parallel over ``seg``,
+    see :func:`row_segments`) then the block sums. Serial kernels below
+    :data:`PARALLEL_MIN_NNZ` entries; the same arithmetic either way."""
+    par = int(nptr[r1]) - int(nptr[r0]) >= PARALLEL_MIN_NNZ
+    (_pr_rows_par if par else _pr_rows_ser)(seg, nptr, buf, base, y, p, inv_deg, damping, teleport, x_new, y_new)
+    (_pr_sums_par if par else _pr_sums_ser)(bounds, b0, b1, r0, r1, nptr, x, x_new, err_part, dang_part)
 
 
 # Serial and parallel twins of the same code: identical arithmetic (every reduction runs over
@@ -346,8 +376,10 @@ def _pr_sweep_py(bounds, b0, b1, r0, r1, nptr, buf, base, y, x, p, inv_deg, damp
 # thread count never change a result bit.
 _pr_init_par = _jit(parallel=True)(_twin(_pr_init_py, "_par"))
 _pr_init_ser = _jit()(_twin(_pr_init_py, "_ser"))
-_pr_sweep_par = _jit(parallel=True)(_twin(_pr_sweep_py, "_par"))
-_pr_sweep_ser = _jit()(_twin(_pr_sweep_py, "_ser"))
+_pr_rows_par = _jit(parallel=True)(_twin(_pr_rows_py, "_par"))
+_pr_rows_ser = _jit()(_twin(_pr_rows_py, "_ser"))
+_pr_sums_par = _jit(parallel=True)(_twin(_pr_sums_py, "_par"))
+_pr_sums_ser = _jit()(_twin(_pr_sums_py, "_ser"))
 
 #: Below this many stored adjacency entries the serial kernels are used (thread start-up and
 #: synchronisation cost more than they save on small graphs).
@@ -370,16 +402,15 @@ def power_iteration(dg: DegreeOrdered, p, x0, damping, tol, max_iter, callback=N
 
     Returns ``(x, iterations, last_l1_change)``; raises ``RuntimeError`` if not converged.
     """
-    sweep = _pr_sweep_par if dg.nind.size >= PARALLEL_MIN_NNZ else _pr_sweep_ser
-
     n = dg.nptr.size - 1
     nb = dg.bounds.size - 1
+    seg = row_segments(dg.nptr, 0, n)
 
     def one_sweep(y, x, pp, inv_deg, damping, teleport, x_new, y_new, err_part, dang_part):
         err_part[:] = 0.0
         dang_part[:] = 0.0
-        sweep(dg.bounds, 0, nb, 0, n, dg.nptr, dg.nind, 0, y, x, pp, inv_deg, damping, teleport, x_new,
-              y_new, err_part, dang_part)
+        pr_sweep(dg.bounds, 0, nb, 0, n, seg, dg.nptr, dg.nind, 0, y, x, pp, inv_deg, damping, teleport,
+                 x_new, y_new, err_part, dang_part)
 
     return power_loop(dg.order, dg.rank, dg.nptr, dg.bounds, one_sweep, p, x0, damping, tol, max_iter, callback)
 
@@ -387,7 +418,7 @@ def power_iteration(dg: DegreeOrdered, p, x0, damping, tol, max_iter, callback=N
 def power_loop(order, rank, nptr, bounds, sweep, p, x0, damping, tol, max_iter, callback=None):
     """The loop of :func:`power_iteration`, with the pass over the adjacency given as
     ``sweep(y, x, p, inv_deg, damping, teleport, x_new, y_new, err_part, dang_part)`` (the
-    arguments of :func:`_pr_sweep_py` after ``base``): in memory, or streamed from disk by
+    arguments of :func:`pr_sweep` after ``base``): in memory, or streamed from disk by
     :mod:`gs_splits.outofcore`. Memory: 6 float64 vectors of ``n`` (plus ``p`` and ``x0``)."""
     n = p.size
     deg = np.diff(nptr).astype(np.float64)

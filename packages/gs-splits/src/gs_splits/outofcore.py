@@ -367,19 +367,17 @@ def _power_iteration_ondisk(dg: DiskDegreeOrdered, p: np.ndarray, x0: np.ndarray
     for r0, r1 in chunks:
         b0 = int(np.searchsorted(bounds, r0, side="right")) - 1
         b1 = int(np.searchsorted(bounds, r1, side="left"))
-        spans.append((r0, r1, max(b0, 0), min(b1, bounds.size - 1)))
+        spans.append((r0, r1, max(b0, 0), min(b1, bounds.size - 1), _kernels.row_segments(nptr, r0, r1)))
 
     def sweep(y, x, pp, inv_deg, damping, teleport, x_new, y_new, err_part, dang_part):
         err_part[:] = 0.0
         dang_part[:] = 0.0
-        for r0, r1, b0, b1 in spans:
+        for r0, r1, b0, b1, seg in spans:
             base = int(nptr[r0])
-            count = int(nptr[r1]) - base
             if not held:
-                reader.read(base, count, buf)
-            k = _kernels._pr_sweep_par if count >= _kernels.PARALLEL_MIN_NNZ else _kernels._pr_sweep_ser
-            k(bounds, b0, b1, r0, r1, nptr, buf, 0 if held else base, y, x, pp, inv_deg, damping,
-              teleport, x_new, y_new, err_part, dang_part)
+                reader.read(base, int(nptr[r1]) - base, buf)
+            _kernels.pr_sweep(bounds, b0, b1, r0, r1, seg, nptr, buf, 0 if held else base, y, x, pp, inv_deg,
+                              damping, teleport, x_new, y_new, err_part, dang_part)
 
     try:
         return _kernels.power_loop(order, rank, nptr, bounds, sweep, p, x0, damping, tol, max_iter, callback)
