@@ -231,3 +231,36 @@ def test_fewer_nodes_than_parts_and_empty_graph():
         structural_split(np.array([[0, 1], [1, 2]]), "degree")
     with pytest.raises(ValueError, match="empty"):
         structural_split(np.zeros((2, 0), dtype=int), "degree")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_order_and_tie_summary_match_lexsort_and_unique(seed):
+    """The split's order (one stable sort) is np.lexsort's permutation, and tie_summary read
+    from its runs equals the np.unique computation (the path it takes on any other order),
+    on properties with many ties, equal-size tie groups and signed zeros."""
+    from gs_splits.split import _order_by, tie_summary
+
+    rng = np.random.default_rng(seed)
+    n = 5000
+    prop = rng.integers(0, 40, n).astype(np.float64) / 7.0
+    prop[rng.random(n) < 0.1] = -0.0
+    prop[:200] = rng.random(200)  # untied values too
+    if seed == 2:  # two largest groups of equal size: np.unique picks the smaller value
+        prop = np.repeat([3.0, 1.0, 2.0], [10, 10, 5])
+        n = prop.size
+    sigma = -prop
+    tiebreak = rng.permutation(n)
+    order = _order_by(sigma, tiebreak)
+    assert np.array_equal(order, np.lexsort((tiebreak, sigma)))
+    for n_id, n_ov in [(n // 2, n // 10), (n // 3, 1), (n - 1, 1)]:
+        fast = tie_summary(prop, order, n_id, n_ov)
+        slow = tie_summary(prop, rng.permutation(n), n_id, n_ov)  # not sorted: the np.unique path
+        # the boundary flags depend on where the group sits in `order`: recompute them the slow
+        # way on the split's order
+        values, inverse, counts = np.unique(prop, return_inverse=True, return_counts=True)
+        g = int(counts.argmax())
+        rank_in = (inverse == g)[order]
+        first, last = int(np.argmax(rank_in)), n - 1 - int(np.argmax(rank_in[::-1]))
+        slow["spans_id_ood_boundary"] = bool(first < n_id <= last)
+        slow["spans_ood_boundary"] = bool(first < n_id + n_ov <= last)
+        assert fast == slow

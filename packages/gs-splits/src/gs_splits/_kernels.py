@@ -367,7 +367,13 @@ def pr_sweep(bounds, b0, b1, r0, r1, seg, nptr, buf, base, y, x, p, inv_deg, dam
     see :func:`row_segments`) then the block sums. Serial kernels below
     :data:`PARALLEL_MIN_NNZ` entries; the same arithmetic either way."""
     par = int(nptr[r1]) - int(nptr[r0]) >= PARALLEL_MIN_NNZ
-    (_pr_rows_par if par else _pr_rows_ser)(seg, nptr, buf, base, y, p, inv_deg, damping, teleport, x_new, y_new)
+    if par:
+        # dynamic scheduling: a thread that finishes its segment takes the next one (static
+        # halves left one core idle: equal entries are not equal time, short rows cost more)
+        with numba.parallel_chunksize(1):
+            _pr_rows_par(seg, nptr, buf, base, y, p, inv_deg, damping, teleport, x_new, y_new)
+    else:
+        _pr_rows_ser(seg, nptr, buf, base, y, p, inv_deg, damping, teleport, x_new, y_new)
     (_pr_sums_par if par else _pr_sums_ser)(bounds, b0, b1, r0, r1, nptr, x, x_new, err_part, dang_part)
 
 
