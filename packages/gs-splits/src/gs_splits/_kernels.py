@@ -382,10 +382,11 @@ def pr_sweep(bounds, b0, b1, r0, r1, seg, nptr, buf, base, y, x, p, inv_deg, dam
 # thread count never change a result bit.
 _pr_init_par = _jit(parallel=True)(_twin(_pr_init_py, "_par"))
 _pr_init_ser = _jit()(_twin(_pr_init_py, "_ser"))
-_pr_rows_par = _jit(parallel=True)(_twin(_pr_rows_py, "_par"))
-_pr_rows_ser = _jit()(_twin(_pr_rows_py, "_ser"))
-_pr_sums_par = _jit(parallel=True)(_twin(_pr_sums_py, "_par"))
-_pr_sums_ser = _jit()(_twin(_pr_sums_py, "_ser"))
+# nogil: the out-of-core path reads the next chunk in a thread while these run
+_pr_rows_par = _jit(parallel=True, nogil=True)(_twin(_pr_rows_py, "_par"))
+_pr_rows_ser = _jit(nogil=True)(_twin(_pr_rows_py, "_ser"))
+_pr_sums_par = _jit(parallel=True, nogil=True)(_twin(_pr_sums_py, "_par"))
+_pr_sums_ser = _jit(nogil=True)(_twin(_pr_sums_py, "_ser"))
 
 #: Below this many stored adjacency entries the serial kernels are used (thread start-up and
 #: synchronisation cost more than they save on small graphs).

@@ -36,6 +36,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -352,14 +353,18 @@ def _power_iteration_ondisk(dg: DiskDegreeOrdered, p: np.ndarray, x0: np.ndarray
     maxrow = int(np.diff(nptr).max()) if n else 0
     free = _free(budget, 88 * n) // itemsize
     cap = max(maxrow, 1, min(dg.nnz, free))
-    if cap < dg.nnz:  # streamed: a moderate buffer, the rest of the RAM stays page cache
-        cap = max(maxrow, 1, min(cap, STREAM_ENTRIES))
+    if cap < dg.nnz:  # streamed: two moderate buffers (one read while the other is computed on),
+        # the rest of the RAM stays page cache
+        cap = max(maxrow, 1, min(cap // 2, STREAM_ENTRIES // 2))
     chunks = _chunks(nptr, 0, n, cap)
-    buf = np.empty(min(cap, max(dg.nnz, 1)), reader.dtype)
     held = len(chunks) <= 1
+    buf = np.empty(min(cap, max(dg.nnz, 1)), reader.dtype)
     if held:
         reader.read(0, dg.nnz, buf)
         reader.close()
+        bufs = [buf]
+    else:
+        bufs = [buf, np.empty_like(buf)]
     log.info("pagerank (out-of-core): %s", "adjacency held in memory (it fits the budget)" if held else
              f"adjacency streamed from {reader.path} in {len(chunks)} chunk(s) of at most {cap} entries per sweep")
     # block range of every chunk
@@ -369,20 +374,33 @@ def _power_iteration_ondisk(dg: DiskDegreeOrdered, p: np.ndarray, x0: np.ndarray
         b1 = int(np.searchsorted(bounds, r1, side="left"))
         spans.append((r0, r1, max(b0, 0), min(b1, bounds.size - 1), _kernels.row_segments(nptr, r0, r1)))
 
+    def read(j: int) -> np.ndarray:
+        base = int(nptr[spans[j][0]])
+        return reader.read(base, int(nptr[spans[j][1]]) - base, bufs[j % 2])
+
+    # the next chunk is read by a thread while the kernels (nogil) compute on this one: the
+    # reading (a copy from the page cache, or the disk) no longer leaves the cores idle
+    pool = None if held else ThreadPoolExecutor(max_workers=1, thread_name_prefix="gs-splits-read")
+
     def sweep(y, x, pp, inv_deg, damping, teleport, x_new, y_new, err_part, dang_part):
         err_part[:] = 0.0
         dang_part[:] = 0.0
-        for r0, r1, b0, b1, seg in spans:
-            base = int(nptr[r0])
-            if not held:
-                reader.read(base, int(nptr[r1]) - base, buf)
-            _kernels.pr_sweep(bounds, b0, b1, r0, r1, seg, nptr, buf, 0 if held else base, y, x, pp, inv_deg,
+        pending = None if held else pool.submit(read, 0)
+        for j, (r0, r1, b0, b1, seg) in enumerate(spans):
+            if held:
+                cur, base = buf, 0
+            else:
+                cur, base = pending.result(), int(nptr[r0])
+                if j + 1 < len(spans):
+                    pending = pool.submit(read, j + 1)
+            _kernels.pr_sweep(bounds, b0, b1, r0, r1, seg, nptr, cur, base, y, x, pp, inv_deg,
                               damping, teleport, x_new, y_new, err_part, dang_part)
 
     try:
         return _kernels.power_loop(order, rank, nptr, bounds, sweep, p, x0, damping, tol, max_iter, callback)
     finally:
         if not held:
+            pool.shutdown(wait=True)
             reader.close()
 
 
