@@ -79,6 +79,16 @@ class Figure:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+#: a cell of a paper's table further than this (in points) from the printed value is "off"
+#: (the reports' off-cells lists and ``gs-bench compare``'s "beyond")
+OFF_THRESHOLD = 5.0
+
+
+def cells_off(cells: Iterable[dict[str, Any]], threshold: float = OFF_THRESHOLD) -> list[dict[str, Any]]:
+    """The paper cells (dicts with a ``delta`` in points) further than ``threshold`` from the paper."""
+    return [c for c in cells if abs(c["delta"]) > threshold]
+
+
 def mean_std(values: Iterable[float]) -> tuple[float, float, int]:
     arr = np.asarray([v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))], dtype=float)
     if arr.size == 0:

@@ -102,10 +102,15 @@ class _NpyReader:
 
 
 def _write_npy(path: Path, arr: np.ndarray) -> None:
-    arr = np.ascontiguousarray(arr)
     with open(path, "wb") as f:
-        f.write(_npy_header(arr.dtype.newbyteorder("<").str, arr.size))
-        f.write(memoryview(arr).cast("B"))
+        _write_npy_to(f, arr)
+
+
+def _write_npy_to(f: Any, arr: np.ndarray) -> None:
+    """A 1-D array as ``.npy`` into the open binary file ``f``."""
+    arr = np.ascontiguousarray(arr)
+    f.write(_npy_header(arr.dtype.newbyteorder("<").str, arr.size))
+    f.write(memoryview(arr).cast("B"))
 
 
 def _load_npy(path: Path) -> np.ndarray:
@@ -434,8 +439,7 @@ def pagerank_ondisk(graph: Any, alpha: float = 0.15, *, personalization: np.ndar
     out, _, _ = _power_iteration_ondisk(dg, p, p, 1.0 - alpha, float(tol), int(max_iter), budget, callback)
     if kept is not None:
         try:
-            atomic_write(kept, lambda f: (f.write(_npy_header(out.dtype.newbyteorder("<").str, out.size)),
-                                          f.write(memoryview(out).cast("B"))))
+            atomic_write(kept, lambda f: _write_npy_to(f, out))
         except OSError as exc:  # a read-only folder: nothing kept
             log.info("pagerank (out-of-core): not kept (%s)", exc)
     return out

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from gs_bench.published import published
-from gs_bench.report import Figure, Table, fmt_mean_std, group_records, has_paper_values, mean_std
+from gs_bench.report import OFF_THRESHOLD, Figure, Table, cells_off, fmt_mean_std, group_records, has_paper_values, mean_std
 from gs_bench.runners.edgewise.spec import Settings
 
 __all__ = ["ORDER", "OFF_THRESHOLD", "tables", "paper_cells", "off_cells", "differences", "figures",
@@ -141,10 +141,6 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     return out
 
 
-#: a cell further than this (in points) from the paper is listed by :func:`off_cells`
-OFF_THRESHOLD = 5.0
-
-
 def paper_cells(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every cell of the paper's Tables 1 (ECE), 3 (accuracy) and 4 (EPFGNN, naive mean field)
     that the records fill: ``{table, dataset, model, metric, n, ours, paper, delta}`` in
@@ -172,7 +168,7 @@ def paper_cells(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def off_cells(records: Sequence[dict[str, Any]], threshold: float = OFF_THRESHOLD) -> list[dict[str, Any]]:
     """The cells of :func:`paper_cells` more than ``threshold`` points from the paper."""
-    return [c for c in paper_cells(records) if abs(c["delta"]) > threshold]
+    return cells_off(paper_cells(records), threshold)
 
 
 def differences(records: Sequence[dict[str, Any]]) -> list[str]:

@@ -12,7 +12,7 @@ import numpy as np
 
 from gs_algos.names import ROBUSTNESS_METHODS
 from gs_bench.published import published
-from gs_bench.report import Figure, Table, fmt_mean_std, group_records, has_paper_values, mean_std
+from gs_bench.report import OFF_THRESHOLD, Figure, Table, cells_off, fmt_mean_std, group_records, has_paper_values, mean_std
 from gs_bench.runners.structural.pictures import MASKS_READ, split_figures
 from gs_bench.runners.structural.spec import (
     SHIFT_ORDER,
@@ -132,10 +132,6 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     return out
 
 
-#: a cell further than this (in points) from the paper is listed by :func:`off_cells`
-OFF_THRESHOLD = 5.0
-
-
 def paper_cells(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every 50:50 cell of Tables 9-10 (ID / OOD accuracy) and 16-17 (OOD AUROC) that the
     records fill and the paper reports: ``{dataset, shift, method, metric, n, ours, paper,
@@ -166,7 +162,7 @@ def paper_cells(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def off_cells(records: Sequence[dict[str, Any]], threshold: float = OFF_THRESHOLD) -> list[dict[str, Any]]:
     """The cells of :func:`paper_cells` more than ``threshold`` points from the paper."""
-    return [c for c in paper_cells(records) if abs(c["delta"]) > threshold]
+    return cells_off(paper_cells(records), threshold)
 
 
 def paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
