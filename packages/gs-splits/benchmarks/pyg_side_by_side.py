@@ -134,7 +134,7 @@ def ratios_of(name: str) -> list[float]:
     if name not in PAPER_SIZES:
         raise UsageError(f"--ratios: unknown {name!r}; use one of {', '.join(PAPER_SIZES)}")
     ratios = list(PAPER_SIZES[name])
-    if sum(ratios) != 1.0:  # NodePropertySplit checks sum(ratios) != 1.0 exactly
+    if sum(ratios) != 1.0:  # NodePropertySplit checks sum(ratios) != 1.0 exactly (3.12's sum is compensated)
         raise UsageError(f"--ratios: PyG's NodePropertySplit refuses {name} (its fractions sum to "
                          f"{sum(ratios)!r} in floating point, not exactly 1.0)")
     return ratios
@@ -584,7 +584,7 @@ def main(argv: list[str] | None = None) -> int:
                     "e.g. 50k:250k,200k:1M; run in ascending order of edges")
     ap.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated (default: %(default)s)")
     ap.add_argument("--ratios", default="50:50", help="paper preset of the 5 part sizes (default 50:50 = PyG "
-                    "ratios [0.3, 0.1, 0.1, 0.1, 0.4]); 90:10 is refused by PyG (float sum != 1.0)")
+                    "ratios [0.3, 0.1, 0.1, 0.1, 0.4]); 90:10 is refused by PyG before Python 3.12 (float sum != 1.0)")
     ap.add_argument("--seed", type=int, default=0, help="graph generator, torch and gs-splits seed (default 0)")
     ap.add_argument("--pyg-limit-min", type=float, default=30.0,
                     help="limit per PyG split in minutes; a size predicted over it is not run, a run over "

@@ -237,7 +237,10 @@ def _convert_cmd(edges: Path, out: Path) -> list[str]:
 
 def _start_paused(cmd: list[str], point: str, out: Path) -> subprocess.Popen:
     env = {**os.environ, ondisk.PAUSE_ENV: point}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIG_DFL in the child: a test run started in the background by a non-interactive shell
+    # inherits an ignored SIGINT, and Python then installs no KeyboardInterrupt handler
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     marker = out / ".partial" / "paused"
     deadline = time.monotonic() + 120
     while not marker.exists():

@@ -25,9 +25,24 @@ def test_sizes_are_parsed_sorted_and_bad_ones_fail_in_one_line(bench, capsys):
         assert bench.main(["--sizes", bad]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and says in err and err.startswith("pyg_side_by_side: error: --sizes"), err
-    assert bench.main(["--sizes", "2k:10k", "--ratios", "90:10"]) == 2  # PyG: sum(ratios) != 1.0
-    assert "refuses 90:10" in capsys.readouterr().err
+    assert bench.main(["--sizes", "2k:10k", "--ratios", "9:1"]) == 2
+    assert "unknown '9:1'" in capsys.readouterr().err
     assert bench.main([]) == 2 and "--sizes is required" in capsys.readouterr().err
+
+
+def test_a_preset_is_refused_exactly_when_this_python_makes_its_sum_differ_from_one(bench):
+    """PyG checks ``sum(ratios) != 1.0``; Python 3.12's float ``sum`` is compensated, so 90:10
+    sums to 1.0 there and to 0.9999999999999999 before it. The script follows this Python."""
+    from gs_splits.names import PAPER_SIZES
+
+    for name, fractions in PAPER_SIZES.items():
+        if sum(fractions) == 1.0:
+            assert bench.ratios_of(name) == list(fractions)
+        else:
+            with pytest.raises(bench.UsageError, match=f"refuses {name}"):
+                bench.ratios_of(name)
+    import sys
+    assert (sum(PAPER_SIZES["90:10"]) == 1.0) == (sys.version_info >= (3, 12))
 
 
 def test_prediction_fits_the_last_two_sizes_within_1_and_2(bench):
