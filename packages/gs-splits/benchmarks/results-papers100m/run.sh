@@ -3,7 +3,8 @@
 # /usr/bin/time -v (one record per step: NAME.time, NAME.log, a line in summary.txt).
 # usage: [M=/work/big/full] [RUN=3] run.sh STEP...   (convert degree_ordered popularity locality density)
 # The recorded runs: run 1 `run.sh convert degree_ordered popularity locality density`;
-# run 3 (final code) `RUN=3 run.sh popularity locality` (records r3-*.time, summary3.txt, out3/).
+# run 3 `RUN=3 run.sh popularity locality` (records r3-*.time, summary3.txt, out3/); run 4 (final
+# code, the prefetching pull; the kept PageRank vector moved aside first) `RUN=4 run.sh popularity locality`.
 here=$(cd "$(dirname "$0")" && pwd)
 export PYTHONPATH=$here/../../src PYTHONDONTWRITEBYTECODE=1
 PY=${PY:-python}
