@@ -1,0 +1,65 @@
+"""Commit the finished records of a long run that is still going (issue 30's background runs).
+
+    python apps/bench/checks/archive_in_progress.py RUN_FOLDER DEST
+
+Writes ``DEST/results.jsonl`` (every finished record of ``RUN_FOLDER/results``, one per line,
+sorted by job key), copies ``RUN_FOLDER/run-*.json`` and writes ``DEST/PROGRESS.md``: how many
+of the run's jobs are finished, per grid value, with their wall times. ``gs-bench report DEST``
+draws the tables of what is there; the run itself resumes from ``RUN_FOLDER`` with its own
+command. Exit status 2 on a folder that is not a run folder.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    run, dest = Path(argv[0]), Path(argv[1])
+    infos = sorted(run.glob("run-*.json"))
+    if not (run / "results").is_dir() or len(infos) != 1:
+        print(f"archive_in_progress: error: {run} is not a gs-bench run folder (no results/ and one run-*.json)",
+              file=sys.stderr)
+        return 2
+    info = json.loads(infos[0].read_text())
+    records = []
+    for f in sorted((run / "results").glob("*.json")):
+        rec = json.loads(f.read_text())
+        if rec.get("status") == "ok":
+            records.append(rec)
+    records.sort(key=lambda r: r["key"])
+    dest.mkdir(parents=True, exist_ok=True)
+    tmp = dest / "results.jsonl.tmp"
+    tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+    tmp.replace(dest / "results.jsonl")
+    shutil.copy2(infos[0], dest / infos[0].name)
+
+    by = defaultdict(Counter)
+    wall = defaultdict(float)
+    for r in records:
+        for k, v in r["job"]["params"].items():
+            by[k][v] += 1
+        wall[r["job"]["params"].get("method") or r["job"]["params"].get("model")] += r["wall_time_s"]
+    lines = [f"# {info['suite']} ({info['profile']}): in progress", "",
+             f"{len(records)} of {info['jobs']} jobs finished (records in results.jsonl; "
+             f"code of git revision {info.get('environment', {}).get('git_revision', '?')[:12]}).",
+             f"Written by `python apps/bench/checks/archive_in_progress.py {run} {dest}`; the run resumes "
+             "from its own folder with the command in run-*.json's profile (`gs-bench run ... --out`).", ""]
+    for k, counts in by.items():
+        lines.append(f"- {k}: " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())))
+    lines.append("- CPU seconds (wall, 1 worker, nice 19) per method/model: "
+                 + ", ".join(f"{m} {s:,.0f}" for m, s in sorted(wall.items())))
+    (dest / "PROGRESS.md").write_text("\n".join(lines) + "\n")
+    print(f"{len(records)} of {info['jobs']} records -> {dest}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
