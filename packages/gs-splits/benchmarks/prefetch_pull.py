@@ -30,6 +30,8 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from pyg_side_by_side import _count  # noqa: E402  (this folder: "200k", "1.5M" -> int)
 
 
 def _plain(prange):
@@ -69,17 +71,6 @@ def variants(distances: list[int]) -> list[tuple[str, object]]:
     return out
 
 
-def _count(text: str) -> int:
-    t = text.strip().replace("_", "")
-    mult = {"k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9}.get(t[-1:], 1)
-    if mult > 1:
-        t = t[:-1]
-    try:
-        return int(float(t) * mult)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a count (e.g. 200000, 200k, 1M)") from None
-
-
 def slice_of_folder(folder: Path, at: float, entries: int):
     """Row pointers, the entries of ``entries`` rows from the fraction ``at``, their base."""
     for name in ("nptr.npy", "nind.npy"):
@@ -98,7 +89,6 @@ def slice_of_folder(folder: Path, at: float, entries: int):
 def slice_of_synthetic(n: int, e: int, at: float, entries: int):
     import tempfile
 
-    sys.path.insert(0, str(HERE))
     import gs_splits as gs
     from gs_splits._kernels import DegreeOrdered
     from synthetic_papers100m import generate  # this folder
