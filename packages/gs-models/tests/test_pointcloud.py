@@ -148,7 +148,10 @@ def test_unit_point_weights_and_given_features_change_nothing(name):
     m = build_model(name, 4, 2, categorical=True, k=3).double().eval()
     g, out = m(x, pos, batch)
     g1, out1 = m(x, pos, batch, point_weight=torch.ones(pos.size(0), dtype=torch.float64))
-    assert torch.equal(out, out1) and torch.equal(g, g1)
+    # equal up to rounding: with weights EGNN's messages take autograd's path, without them
+    # the fused one, which sums in blocks
+    torch.testing.assert_close(out, out1, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(g, g1, rtol=1e-12, atol=1e-12)
     h0 = m._embed(x, pos)  # the embedding of the atom types, given back as features
     _, out2 = m(None, pos, batch, features=h0)
     assert torch.equal(out, out2)
@@ -478,3 +481,68 @@ def test_the_backbones_dropout_keeps_each_entry_with_probability_1_minus_p_scale
     out = _dropout(x, 0.3, True)
     out.sum().backward()
     torch.testing.assert_close(x.grad, (out != 0).float() / 0.7)
+
+
+@pytest.mark.parametrize("sizes,k,block", [((9, 7, 12), 3, 7), ((9, 2, 12), 4, 5), ((30, 25), 5, 4096)])
+def test_fused_egnn_messages_give_autograds_values_and_gradients(monkeypatch, sizes, k, block):
+    """The fused message pass (``_FusedEGNNMessages``: blocks of edges, the backward written
+    out) against the same layer computed by autograd from the concatenated ``Linear(cat[h_j,
+    h_i, d2, enc(e)])`` of the GeSS code, in float64: the layer's output and the gradients of
+    every parameter and of ``h``. Blocks of 7 and 5 edges cut the kNN centres' runs and the
+    arrays at odd places; the (9, 2) clouds with k = 4 take the gather path (a cloud smaller
+    than k), the others the broadcast path."""
+    import gs_models.pointcloud as pc
+
+    monkeypatch.setattr(pc, "EGNN_FUSED_BLOCK", block)
+    torch.manual_seed(0)
+    model = build_model("gess-egnn", 1, 2, hidden_channels=8, k=k).double().train()
+    x, pos, batch, ei = _clouds_with_graph(sizes=sizes, k=k)
+    layer, enc = model.layers[0], model.edge_encoder
+    row, col = ei
+    geom = edge_geometry(pos, ei)
+    radial = ((pos[row] - pos[col]) ** 2).sum(-1, keepdim=True)
+    assert layer._fusable(radial, geom, None)
+    weights = torch.linspace(-1, 1, pos.size(0) * 8, dtype=torch.float64).view(-1, 8)
+    results = []
+    for fused in (True, False):
+        h = torch.randn(pos.size(0), 8, dtype=torch.float64, generator=torch.Generator().manual_seed(1),
+                        requires_grad=True)
+        model.zero_grad(set_to_none=True)
+        if fused:
+            out = layer(h, pos, ei, geom, enc)
+        else:  # the naive layer, through autograd
+            m = layer.phi_e_rest(_naive_linear(layer.edge_in.weight, layer.edge_in.bias,
+                                               [h[row], h[col], radial, enc(geom)]))
+            agg = torch.zeros_like(h).index_add_(0, row, m)
+            out = layer.act(layer.norm(layer.phi_h(torch.cat([h, agg], -1))))
+        (out.tanh() * weights).sum().backward()
+        grads = [h.grad] + [p.grad if p.grad is not None else torch.zeros_like(p)
+                            for p in [*layer.parameters(), *enc.parameters()]]
+        results.append((out.detach(), grads))
+    torch.testing.assert_close(results[0][0], results[1][0])
+    for a, b in zip(results[0][1], results[1][1], strict=True):
+        torch.testing.assert_close(a, b)
+
+
+def test_fused_egnn_messages_are_used_only_where_they_compute_the_layer():
+    """Message weights (DIR / LRI ``point_weight``), the coordinate update and edge inputs
+    that need a gradient go through autograd's path; ``fused = False`` turns the fused pass
+    off. Either way the backbone gives the same outputs."""
+    torch.manual_seed(0)
+    model = build_model("gess-egnn", 1, 2, hidden_channels=8, k=3).double().eval()
+    x, pos, batch, ei = _clouds_with_graph(sizes=(9, 7), k=3)
+    layer = model.layers[0]
+    d2 = torch.ones(ei.size(1), 1, dtype=torch.float64)
+    assert layer._fusable(d2, None, None)
+    assert not layer._fusable(d2, None, torch.ones_like(d2))
+    assert not layer._fusable(d2.requires_grad_(), None, None)
+    w = torch.rand(pos.size(0), dtype=torch.float64)
+    outs = []
+    for fused in (True, False):
+        for lay in model.layers:
+            lay.fused = fused
+        outs.append((model(x, pos, batch)[1], model(x, pos, batch, point_weight=w)[1]))
+    torch.testing.assert_close(outs[0][0], outs[1][0])
+    torch.testing.assert_close(outs[0][1], outs[1][1])
+    moving = build_model("gess-egnn", 1, 2, hidden_channels=8, k=3, update_pos=True)
+    assert not moving.layers[0]._fusable(torch.ones(3, 1), None, None)
