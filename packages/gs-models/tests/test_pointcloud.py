@@ -524,10 +524,13 @@ def test_fused_egnn_messages_give_autograds_values_and_gradients(monkeypatch, si
         torch.testing.assert_close(a, b)
 
 
-def test_fused_egnn_messages_are_used_only_where_they_compute_the_layer():
+def test_fused_egnn_messages_are_used_only_where_they_compute_the_layer(monkeypatch):
     """Message weights (DIR / LRI ``point_weight``), the coordinate update and edge inputs
     that need a gradient go through autograd's path; ``fused = False`` turns the fused pass
     off. Either way the backbone gives the same outputs."""
+    import gs_models.pointcloud as pc
+
+    monkeypatch.setattr(pc, "EGNN_FUSED_BLOCK", 7)  # several blocks through the shared buffers
     torch.manual_seed(0)
     model = build_model("gess-egnn", 1, 2, hidden_channels=8, k=3).double().eval()
     x, pos, batch, ei = _clouds_with_graph(sizes=(9, 7), k=3)
@@ -541,8 +544,41 @@ def test_fused_egnn_messages_are_used_only_where_they_compute_the_layer():
     for fused in (True, False):
         for lay in model.layers:
             lay.fused = fused
-        outs.append((model(x, pos, batch)[1], model(x, pos, batch, point_weight=w)[1]))
-    torch.testing.assert_close(outs[0][0], outs[1][0])
-    torch.testing.assert_close(outs[0][1], outs[1][1])
+        with torch.no_grad():  # evaluation: the fused pass reuses block-sized buffers
+            plain = model(x, pos, batch)[1]
+        outs.append((model(x, pos, batch)[1], model(x, pos, batch, point_weight=w)[1], plain))
+    for a, b in zip(outs[0], outs[1], strict=True):
+        torch.testing.assert_close(a, b)
+    torch.testing.assert_close(outs[0][2], outs[0][0])
     moving = build_model("gess-egnn", 1, 2, hidden_channels=8, k=3, update_pos=True)
     assert not moving.layers[0]._fusable(torch.ones(3, 1), None, None)
+
+
+def test_beam_frame_edge_features_are_the_direction_in_the_centres_spherical_frame():
+    """``edge_features="distance_direction_beam"`` (a Track probe, not GeSS): the distance and
+    the direction's components along r, theta and phi of the centre point; the backbone is then
+    invariant to rotations about the z axis, not to other rotations."""
+    pos = torch.tensor([[1.0, 0.0, 0.0], [1.0, 0.0, 0.5], [1.0, 0.3, 0.0], [0.0, 2.0, 0.0]],
+                       dtype=torch.float64)
+    ei = torch.tensor([[1, 2, 3], [0, 0, 0]])  # j -> i, all into the point on the x axis
+    geom = edge_geometry(pos, ei, "distance_direction_beam")
+    # at (1, 0, 0): r = x, phi = y, theta = phi x r = -z
+    torch.testing.assert_close(geom[0], torch.tensor([0.5, 0.0, -1.0, 0.0], dtype=torch.float64), atol=1e-5, rtol=0)
+    torch.testing.assert_close(geom[1], torch.tensor([0.3, 0.0, 0.0, 1.0], dtype=torch.float64), atol=1e-5, rtol=0)
+    d = 5.0**0.5
+    torch.testing.assert_close(geom[2], torch.tensor([d, -1 / d, 0.0, 2 / d], dtype=torch.float64), atol=1e-5, rtol=0)
+
+    gen = torch.Generator().manual_seed(0)
+    x, p, batch = _clouds(gen, [12, 9], categorical=False)
+    torch.manual_seed(0)
+    model = build_model("gess-egnn", 1, 2, k=3, edge_features="distance_direction_beam").double().eval()
+    a = 0.7
+    rz = torch.tensor([[torch.cos(torch.tensor(a)), -torch.sin(torch.tensor(a)), 0.0],
+                       [torch.sin(torch.tensor(a)), torch.cos(torch.tensor(a)), 0.0], [0.0, 0.0, 1.0]],
+                      dtype=torch.float64)
+    out = model(x, p, batch)[1]
+    torch.testing.assert_close(model(x, p @ rz.T, batch)[1], out)
+    rx = torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]], dtype=torch.float64)
+    assert not torch.allclose(model(x, p @ rx.T, batch)[1], out)
+    with pytest.raises(ValueError, match="pos_dim"):
+        build_model("gess-egnn", 1, 2, pos_dim=2, edge_features="distance_direction_beam")

@@ -38,7 +38,7 @@ __all__ = [
 NODE_MODELS = ("mlp", "gcn", "sage", "gat", "gin")
 POINT_CLOUD_MODELS = ("egnn", "dgcnn", "pointtransformer")
 #: ``PointCloudConfig.edge_features``: what each coordinate-kNN edge carries into the messages.
-EDGE_FEATURES = ("distance_direction", "distance", "none")
+EDGE_FEATURES = ("distance_direction", "distance", "none", "distance_direction_beam")
 NORMS = (None, "batch", "layer")
 LAYER_ORDERS = ("conv-norm-act", "conv-act-norm")
 ACTIVATIONS = ("relu", "gelu", "elu", "leaky_relu", "silu", "tanh", "identity")
@@ -451,7 +451,7 @@ class PointCloudConfig:
         Whether a point is one of its own ``k`` neighbours in the coordinate kNN graph. On by
         default: the GeSS code builds ``knn_graph(pos, k, batch, loop=True)`` for every
         backbone (``BaseModel.calc_geo_feat``).
-    edge_features : {"distance_direction", "distance", "none"}
+    edge_features : {"distance_direction", "distance", "none", "distance_direction_beam"}
         What every edge ``j -> i`` of the coordinate kNN graph carries into the messages of
         every layer, through a linear edge encoder to ``hidden_channels``.
         ``"distance_direction"`` (default): ``[|p_j - p_i|, (p_j - p_i) / (|p_j - p_i| +
@@ -461,6 +461,9 @@ class PointCloudConfig:
         with it a backbone is invariant to translations but not to rotations.
         ``"distance"``: the distance alone (EGNN then stays E(3)-invariant). ``"none"``: no
         edge features (EGNN as Satorras et al.; the pre-0.2 gs-models backbones).
+        ``"distance_direction_beam"`` (not in GeSS; a Track probe of issue 29): the distance
+        and the direction's components in the spherical frame (r, theta, phi) of the centre
+        ``p_i`` about the z axis, so invariant to rotations about the beam axis only.
 
     The head is GeSS's classifier ``MLP([h, 2h, h, out])`` with ``norm``, activation and
     dropout after each hidden layer (``BaseModel.classifier``). Its batch norm normalises the

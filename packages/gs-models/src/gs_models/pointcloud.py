@@ -101,13 +101,27 @@ def edge_geometry(pos: Tensor, edge_index: Tensor, kind: str = "distance_directi
 
     ``"distance_direction"``: ``[|p_j - p_i|, (p_j - p_i) / (|p_j - p_i| + 1e-6)]`` of shape
     ``(E, D + 1)`` (GeSS ``BaseModel.calc_edge_attr``; a self loop gets zeros);
-    ``"distance"``: ``(E, 1)``; ``"none"``: ``(E, 0)``.
+    ``"distance"``: ``(E, 1)``; ``"none"``: ``(E, 0)``;
+    ``"distance_direction_beam"`` (not GeSS; a probe for Track, issue 29): the distance and the
+    direction written in the spherical frame ``(r, theta, phi)`` of the centre ``p_i`` about the
+    ``z`` (beam) axis, ``(E, 4)``: invariant to rotations about the beam axis and not to
+    translations, so a straight track from the axis (constant ``phi``) is seen as such at
+    every centre.
     """
     j, i = edge_index[0], edge_index[1]
     rel = pos.index_select(0, j) - pos.index_select(0, i)
     dist = torch.linalg.vector_norm(rel, dim=-1, keepdim=True)
     if kind == "distance_direction":
         return torch.cat([dist, rel / (dist + 1e-6)], dim=-1)
+    if kind == "distance_direction_beam":
+        u = rel / (dist + 1e-6)
+        c = pos.index_select(0, i)
+        r_hat = c / (torch.linalg.vector_norm(c, dim=-1, keepdim=True) + 1e-9)
+        rho = torch.sqrt(c[:, 0:1] ** 2 + c[:, 1:2] ** 2)
+        phi_hat = torch.cat([-c[:, 1:2], c[:, 0:1], torch.zeros_like(rho)], dim=-1) / (rho + 1e-9)
+        theta_hat = torch.linalg.cross(phi_hat, r_hat)
+        return torch.cat([dist, (u * r_hat).sum(-1, keepdim=True), (u * theta_hat).sum(-1, keepdim=True),
+                          (u * phi_hat).sum(-1, keepdim=True)], dim=-1)
     if kind == "distance":
         return dist
     return rel.new_zeros(rel.size(0), 0)
@@ -227,20 +241,27 @@ class _FusedEGNNMessages(torch.autograd.Function):
         if r:
             block = max(r, block - block % r)
         j, i = j.long(), i.long()  # int32 indices would be converted in every block's call
-        z, m = a.new_empty(e_count, hid), a.new_empty(e_count, hid)
+        # for a backward, z and m are kept whole; without one (evaluation) two block-sized
+        # buffers serve every block: fresh (E, H) arrays are page-faulted in on their first
+        # write, which made an evaluation pass slower than autograd's
+        keep = any(ctx.needs_input_grad)
+        z = a.new_empty(e_count if keep else min(block, e_count), hid)
+        m = a.new_empty(z.shape)
         agg = a.new_zeros(a.size(0), hid)
         w2t = w2.t().contiguous()
         for s in range(0, e_count, block):
             e = min(e_count, s + block)
-            zc = torch.addmm(bias, cols[s:e], w_c, out=z[s:e])
+            o, f = (s, e) if keep else (0, e - s)  # where this block's rows go in z and m
+            zc = torch.addmm(bias, cols[s:e], w_c, out=z[o:f])
             zc.add_(a.index_select(0, j[s:e]))
             if r:
                 zc.view(-1, r, hid).add_(b[s // r: e // r].unsqueeze(1))
             else:
                 zc.add_(b.index_select(0, i[s:e]))
-            mc = torch.clamp_min(torch.addmm(b2, zc.clamp_min(0), w2t), 0, out=m[s:e])
+            mc = torch.clamp_min(torch.addmm(b2, zc.clamp_min(0), w2t), 0, out=m[o:f])
             agg.index_add_(0, j[s:e], mc)
-        ctx.save_for_backward(z, m, cols, w2, j, i)
+        if keep:
+            ctx.save_for_backward(z, m, cols, w2, j, i)
         ctx.r, ctx.block, ctx.n_b = r, block, b.size(0)
         return agg
 
@@ -300,9 +321,10 @@ class PointCloudBackbone(nn.Module):
         )
         #: width of the raw edge features (0: none) and their linear encoder (GeSS
         #: ``edge_encoder = FeatEncoder(h, [], pos_dim + 1)``)
-        self.edge_dim = {"distance_direction": cfg.pos_dim + 1, "distance": 1, "none": 0}[
-            cfg.edge_features
-        ]
+        self.edge_dim = {"distance_direction": cfg.pos_dim + 1, "distance": 1, "none": 0,
+                         "distance_direction_beam": 4}[cfg.edge_features]
+        if cfg.edge_features == "distance_direction_beam" and cfg.pos_dim != 3:
+            raise ValueError(f"edge_features='distance_direction_beam' needs 3-D coordinates, got pos_dim={cfg.pos_dim}")
         self.edge_encoder = nn.Linear(self.edge_dim, h) if self.edge_dim else None
         self.head = nn.Sequential(
             nn.Linear(h, 2 * h),
