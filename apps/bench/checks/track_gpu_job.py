@@ -113,13 +113,14 @@ def train(args: argparse.Namespace) -> None:
         cfg = cfg.replace(lr=args.lr)
     in_ch = 1 if args.features == "ones" else 4
     model = seeded(lambda: build_model(G.BACKBONES[args.backbone], in_ch, 1, categorical=False,
-                                       k=case.knn_k, edge_features=args.edge_features), args.seed)
+                                       k=case.knn_k, edge_features=args.edge_features, pool=args.pool),
+                   args.seed)
     res = fit_graph(model, parts, METHODS["erm"](), cfg,
                     callback=lambda e: print(f"epoch {e.epoch} loss {e.train_loss:.4f} "
                                              + " ".join(f"{p} {m.get(case.metric, float('nan')):.4f}"
                                                         for p, m in e.metrics.items()), flush=True))
     rec = {"dataset": name, "backbone": args.backbone, "algorithm": "erm", "seed": args.seed,
-           "export": meta, "device": args.device, "edge_features": args.edge_features,
+           "export": meta, "device": args.device, "edge_features": args.edge_features, "pool": args.pool,
            "coords": args.coords, "features": args.features,
            "gpu": torch.cuda.get_device_name(0) if args.device.startswith("cuda") else None,
            "torch": torch.__version__, "epochs_run": res.epochs_run, "batch_size": cfg.batch_size,
@@ -157,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--edge-features", default="distance_direction")
     t.add_argument("--coords", choices=("unit", "metres"), default="unit")
+    t.add_argument("--pool", choices=("sum", "mean", "max"), default="sum",
+                   help="graph pooling (GeSS: sum; mean / max are probes, not GeSS)")
     t.add_argument("--max-train", type=int, default=None)
     t.add_argument("--features", choices=("ones", "ones_pos"), default="ones",
                    help="point features: GeSS's all-ones (Track config only_ones) or ones + coordinates (a probe)")

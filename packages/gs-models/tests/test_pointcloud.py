@@ -582,3 +582,21 @@ def test_beam_frame_edge_features_are_the_direction_in_the_centres_spherical_fra
     assert not torch.allclose(model(x, p @ rx.T, batch)[1], out)
     with pytest.raises(ValueError, match="pos_dim"):
         build_model("gess-egnn", 1, 2, pos_dim=2, edge_features="distance_direction_beam")
+
+
+@pytest.mark.parametrize("pool", ["sum", "mean", "max"])
+def test_pooling_choice_gives_that_reduction_of_each_clouds_points(pool):
+    """``pool`` (GeSS: sum; mean / max are Track probes): the graph embedding is that
+    reduction of the point representations of each cloud; anything else is refused."""
+    gen = torch.Generator().manual_seed(0)
+    x, pos, batch = _clouds(gen, [6, 9, 4], categorical=False)
+    torch.manual_seed(0)
+    model = build_model("gess-egnn", 1, 2, k=3, pool=pool).double().eval()
+    g, _ = model(x, pos, batch)
+    h = model.point_embeddings(x, pos, batch)
+    for c in range(3):
+        rows = h[batch == c]
+        want = {"sum": rows.sum(0), "mean": rows.mean(0), "max": rows.max(0).values}[pool]
+        torch.testing.assert_close(g[c], want)
+    with pytest.raises(ValueError, match="pool"):
+        build_model("gess-egnn", 1, 2, pool="median")

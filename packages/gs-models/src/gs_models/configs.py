@@ -19,6 +19,7 @@ __all__ = [
     "NORMS",
     "POINT_CLOUD_MODELS",
     "EDGE_FEATURES",
+    "POOLS",
     "CERTAINTY_BUDGETS",
     "EVIDENCE_ACTIVATIONS",
     "GPN_CLASS_FACTORS",
@@ -40,6 +41,8 @@ POINT_CLOUD_MODELS = ("egnn", "dgcnn", "pointtransformer")
 #: ``PointCloudConfig.edge_features``: what each coordinate-kNN edge carries into the messages.
 EDGE_FEATURES = ("distance_direction", "distance", "none", "distance_direction_beam")
 NORMS = (None, "batch", "layer")
+#: ``PointCloudConfig.pool``: how the point representations of a cloud become its embedding.
+POOLS = ("sum", "mean", "max")
 LAYER_ORDERS = ("conv-norm-act", "conv-act-norm")
 ACTIVATIONS = ("relu", "gelu", "elu", "leaky_relu", "silu", "tanh", "identity")
 EVIDENCE_ACTIVATIONS = ("softplus", "exp", "relu")
@@ -464,6 +467,10 @@ class PointCloudConfig:
         ``"distance_direction_beam"`` (not in GeSS; a Track probe of issue 29): the distance
         and the direction's components in the spherical frame (r, theta, phi) of the centre
         ``p_i`` about the z axis, so invariant to rotations about the beam axis only.
+    pool : {"sum", "mean", "max"}
+        Graph pooling before the head. ``"sum"`` (default): GeSS's ``global_add_pool``.
+        ``"mean"`` / ``"max"`` (not GeSS; Track probes of issue 29): embeddings whose scale does
+        not follow the number of points.
 
     The head is GeSS's classifier ``MLP([h, 2h, h, out])`` with ``norm``, activation and
     dropout after each hidden layer (``BaseModel.classifier``). Its batch norm normalises the
@@ -483,10 +490,12 @@ class PointCloudConfig:
     update_pos: bool = False
     self_loops: bool = True
     edge_features: str = "distance_direction"
+    pool: str = "sum"
 
     def __post_init__(self) -> None:
         _choice(self.model, "model", POINT_CLOUD_MODELS)
         _choice(self.edge_features, "edge_features", EDGE_FEATURES)
+        _choice(self.pool, "pool", POOLS)
         check_positive_int(self.hidden_channels, "hidden_channels")
         check_positive_int(self.num_layers, "num_layers")
         check_probability(self.dropout, "dropout")

@@ -482,7 +482,9 @@ class PointCloudBackbone(nn.Module):
         h = self.point_embeddings(x, pos, batch, edge_index=edge_index,
                                   point_weight=point_weight, features=features)
         batch = self._check(x, pos, batch, features is not None)
-        g = global_add_pool(h, batch, size=int(batch.max()) + 1 if batch.numel() else 0)
+        size = int(batch.max()) + 1 if batch.numel() else 0
+        pool = self.config.pool
+        g = global_add_pool(h, batch, size=size) if pool == "sum" else scatter(h, batch, 0, dim_size=size, reduce=pool)
         return g, self.head(g)
 
     def knn(self, pos: Tensor, batch: Tensor) -> Tensor:
