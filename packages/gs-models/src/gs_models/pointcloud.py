@@ -553,10 +553,11 @@ class EGNNLayer(nn.Module):
         return self.forward_with_pos(h, pos, edge_index, geom, encoder, edge_weight)[0]
 
     def _fusable(self, d2: Tensor, geom: Tensor | None, edge_weight: Tensor | None) -> bool:
-        """Whether :class:`_FusedEGNNMessages` computes this layer's messages: ReLU
-        activations (GeSS's), no message weights (DIR / LRI) and no coordinate update, edge
-        inputs without gradient; ``fused=False`` turns it off."""
-        return (self.fused and edge_weight is None and self.phi_x is None
+        """Whether :class:`_FusedEGNNMessages` computes this layer's messages: on a CPU (its
+        blocks are sized for a core's cache; on a GPU they would be hundreds of small kernel
+        launches per layer), ReLU activations (GeSS's), no message weights (DIR / LRI) and no
+        coordinate update, edge inputs without gradient; ``fused=False`` turns it off."""
+        return (self.fused and d2.device.type == "cpu" and edge_weight is None and self.phi_x is None
                 and isinstance(self.phi_e_rest[0], nn.ReLU) and isinstance(self.phi_e_rest[2], nn.ReLU)
                 and not d2.requires_grad and (geom is None or not geom.requires_grad))
 
