@@ -142,12 +142,13 @@ class _SplitLinear(nn.Module):
         lin = nn.Linear(2 * channels + extra + enc, out)
         self.weight, self.bias = lin.weight, lin.bias
 
-    def forward(self, h_a: Tensor, h_b: Tensor, idx_a: Tensor, idx_b: Tensor,
-                extra: Tensor | None, geom: Tensor | None, encoder: nn.Linear | None) -> Tensor:
-        c = self.channels
-        w = self.weight
-        # the per-edge inputs (extra, raw edge features) in one matrix product with the
-        # bias, then the two gathered per-point products: 2 additions of (E, out)
+    def edge_part(self, extra: Tensor | None, geom: Tensor | None,
+                  encoder: nn.Linear | None) -> tuple[Tensor | None, Tensor | None, Tensor]:
+        """The per-edge inputs and what multiplies them: ``(cols, w_c, bias)`` with ``cols =
+        [extra, geom]`` (E, extra + G), ``w_c`` (extra + G, out) contiguous (the raw edge
+        features' weights folded with the encoder's) and the folded bias; ``cols`` and
+        ``w_c`` are ``None`` when the layer has no per-edge inputs."""
+        c, w = self.channels, self.weight
         cols, mats, bias = [], [], self.bias
         if self.extra:
             cols.append(extra)
@@ -157,12 +158,23 @@ class _SplitLinear(nn.Module):
             cols.append(geom)
             mats.append(w_e @ encoder.weight)
             bias = bias + w_e @ encoder.bias
+        if not cols:
+            return None, None, bias
+        # the (in, out) matrix contiguous, not a transposed view: its gradient is then taken
+        # as cols^T @ grad, which MKL computes ~8x faster than the (grad^T @ cols)^T that
+        # autograd takes for a transposed view when cols has a handful of columns
+        return torch.cat(cols, dim=-1).contiguous(), torch.cat(mats, dim=-1).t().contiguous(), bias
+
+    def forward(self, h_a: Tensor, h_b: Tensor, idx_a: Tensor, idx_b: Tensor,
+                extra: Tensor | None, geom: Tensor | None, encoder: nn.Linear | None) -> Tensor:
+        c = self.channels
+        w = self.weight
+        # the per-edge inputs (extra, raw edge features) in one matrix product with the
+        # bias, then the two gathered per-point products: 2 additions of (E, out)
+        cols, w_c, bias = self.edge_part(extra, geom, encoder)
         gathered = F.linear(h_a, w[:, :c]).index_select(0, idx_a)
-        if cols:
-            # the (in, out) matrix contiguous, not a transposed view: its gradient is then
-            # taken as cols^T @ grad, which MKL computes ~8x faster than the (grad^T @ cols)^T
-            # that autograd takes for a transposed view when cols has a handful of columns
-            out = torch.addmm(bias, torch.cat(cols, dim=-1), torch.cat(mats, dim=-1).t().contiguous())
+        if cols is not None:
+            out = torch.addmm(bias, cols, w_c)
             out = out.add_(gathered)  # in place: addmm's backward does not keep its output
         else:
             out = gathered + bias
@@ -262,7 +274,7 @@ class _FusedEGNNMessages(torch.autograd.Function):
             agg.index_add_(0, j[s:e], mc)
         if keep:
             ctx.save_for_backward(z, m, cols, w2, j, i)
-        ctx.r, ctx.block, ctx.n_b = r, block, b.size(0)
+        ctx.r, ctx.block = r, block
         return agg
 
     @staticmethod
@@ -273,7 +285,7 @@ class _FusedEGNNMessages(torch.autograd.Function):
         e_count, hid = z.shape
         g_agg = g_agg.contiguous()
         g_a = z.new_zeros(g_agg.size(0), hid)
-        g_b = z.new_zeros(ctx.n_b, hid)
+        g_b = torch.zeros_like(g_a)  # B has a row per point, as A
         g_wc = z.new_zeros(cols.size(1), hid)
         g_bias = z.new_zeros(hid)
         g_w2t = z.new_zeros(hid, hid)  # (in, out)
@@ -537,15 +549,15 @@ class EGNNLayer(nn.Module):
         rel = pos.index_select(0, j) - pos.index_select(0, i)
         d2 = (rel * rel).sum(-1, keepdim=True)
         if self._fusable(d2, geom, edge_weight):
-            return self.act(self.norm(self.phi_h(torch.cat([h, self._fused_sum(h, j, i, d2, geom, encoder)],
-                                                           dim=-1)))), pos
-        # phi_e's first layer on [h_j, h_i, d2, e_ji] (GeSS: h[row], h[col], radial, edge_attr)
-        m = self.phi_e_rest(self.edge_in(h, h, j, i, d2, geom, encoder))
-        if edge_weight is not None:  # GeSS E_GCL_mask: edge_feat = edge_attn * edge_feat
-            m = m * edge_weight
-        agg = _sum_at(m, j, h.size(0))
-        if self.phi_x is not None:
-            pos = pos + scatter(rel * self.phi_x(m), j, dim=0, dim_size=h.size(0), reduce="mean")
+            agg = self._fused_sum(h, j, i, d2, geom, encoder)
+        else:
+            # phi_e's first layer on [h_j, h_i, d2, e_ji] (GeSS: h[row], h[col], radial, edge_attr)
+            m = self.phi_e_rest(self.edge_in(h, h, j, i, d2, geom, encoder))
+            if edge_weight is not None:  # GeSS E_GCL_mask: edge_feat = edge_attn * edge_feat
+                m = m * edge_weight
+            agg = _sum_at(m, j, h.size(0))
+            if self.phi_x is not None:
+                pos = pos + scatter(rel * self.phi_x(m), j, dim=0, dim_size=h.size(0), reduce="mean")
         return self.act(self.norm(self.phi_h(torch.cat([h, agg], dim=-1)))), pos
 
     def forward(self, h: Tensor, pos: Tensor, edge_index: Tensor, geom: Tensor | None = None,
@@ -564,18 +576,11 @@ class EGNNLayer(nn.Module):
     def _fused_sum(self, h: Tensor, j: Tensor, i: Tensor, d2: Tensor, geom: Tensor | None,
                    encoder: nn.Linear | None) -> Tensor:
         lin, c = self.edge_in, self.edge_in.channels
-        w = lin.weight
-        cols, mats, bias = [d2], [w[:, 2 * c: 2 * c + 1]], lin.bias
-        if lin.enc:
-            w_e = w[:, 2 * c + 1:]
-            cols.append(geom)
-            mats.append(w_e @ encoder.weight)
-            bias = bias + w_e @ encoder.bias
+        cols, w_c, bias = lin.edge_part(d2, geom, encoder)  # d2 always: EGNN's extra column
         second = self.phi_e_rest[1]
         return _FusedEGNNMessages.apply(
-            F.linear(h, w[:, :c]), F.linear(h, w[:, c: 2 * c]), torch.cat(cols, dim=-1).contiguous(),
-            torch.cat(mats, dim=-1).t().contiguous(), bias, second.weight, second.bias, j, i,
-            _repeat_count(i, h.size(0)), EGNN_FUSED_BLOCK)
+            F.linear(h, lin.weight[:, :c]), F.linear(h, lin.weight[:, c: 2 * c]), cols, w_c, bias,
+            second.weight, second.bias, j, i, _repeat_count(i, h.size(0)), EGNN_FUSED_BLOCK)
 
 
 class EGNN(PointCloudBackbone):
