@@ -402,6 +402,28 @@ def test_track_batch_size_applies_to_the_track_jobs_only():
         gess.Settings(track_batch_size=0)
 
 
+def test_track_epochs_and_edge_features_apply_to_the_track_jobs_only():
+    """``track_max_epochs`` / ``track_edge_features`` (ours, issue 29) change the Track jobs'
+    epochs and backbone edges, every level included, and nothing else; unset: GeSS's."""
+    settings = {"max_epochs": 8, "track_max_epochs": 30, "fidelity_max_epochs": 100,
+                "track_edge_features": "distance_direction_beam_abs"}
+    for name, algo, level in (("track-pileup-pu50", "erm", None), ("track-signal-tau3mu", "dann", None),
+                              ("track-signal-tau3mu", "tl-100", "no-info"),
+                              ("track-signal-tau3mu", "tl-100", None)):
+        assert gess.train_config(name, algo, settings, 0, level).max_epochs == 30
+    assert gess.train_config("moleculeace-scaffold", "erm", settings, 0).max_epochs == 8
+    assert gess.train_config("molecular-fidelity", "erm", settings, 0).max_epochs == 100
+    st = gess.Settings.from_mapping(settings)
+    assert gess.model_overrides(gess.DATASETS["track-pileup-pu50"], st) == {
+        "edge_features": "distance_direction_beam_abs"}
+    assert gess.model_overrides(gess.DATASETS["moleculeace-scaffold"], st) == {}
+    assert gess.model_overrides(gess.DATASETS["track-pileup-pu50"], gess.Settings()) == {}
+    with pytest.raises(ValueError, match="track_edge_features must be one of"):
+        gess.Settings(track_edge_features="beam")
+    with pytest.raises(ValueError, match="track_max_epochs"):
+        gess.Settings(track_max_epochs=0)
+
+
 def test_precise_norm_statistics_reach_every_job_from_the_suite():
     from gs_bench.suites import load_suite
 

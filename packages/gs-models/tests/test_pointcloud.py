@@ -584,6 +584,38 @@ def test_beam_frame_edge_features_are_the_direction_in_the_centres_spherical_fra
         build_model("gess-egnn", 1, 2, pos_dim=2, edge_features="distance_direction_beam")
 
 
+def test_absolute_beam_frame_features_are_invariant_to_reflections_about_the_beam_axis():
+    """``edge_features="distance_direction_beam_abs"`` (the gess ci profile's Track setting,
+    not GeSS): the beam-frame columns in absolute value, so a cloud and its mirror image
+    ``y -> -y`` (phi -> -phi) or ``z -> -z`` (theta -> pi - theta) give the same outputs; the
+    plain beam frame does not, and rotations about x still change them."""
+    pos = torch.tensor([[1.0, 0.0, 0.0], [1.0, 0.0, 0.5], [1.0, 0.3, 0.0], [0.0, 2.0, 0.0]],
+                       dtype=torch.float64)
+    ei = torch.tensor([[1, 2, 3], [0, 0, 0]])
+    d = 5.0**0.5  # the worked example of the beam-frame test, in absolute value
+    torch.testing.assert_close(edge_geometry(pos, ei, "distance_direction_beam_abs"),
+                               torch.tensor([[0.5, 0.0, 1.0, 0.0], [0.3, 0.0, 0.0, 1.0], [d, 1 / d, 0.0, 2 / d]],
+                                            dtype=torch.float64), atol=1e-5, rtol=0)
+    gen = torch.Generator().manual_seed(1)
+    x, p, batch = _clouds(gen, [12, 9], categorical=False)
+    outs = {}
+    for kind in ("distance_direction_beam", "distance_direction_beam_abs"):
+        torch.manual_seed(0)
+        model = build_model("gess-egnn", 1, 2, k=3, edge_features=kind).double().eval()
+        outs[kind] = [model(x, p * torch.tensor(m, dtype=torch.float64), batch)[1]
+                      for m in ([1.0, 1.0, 1.0], [1.0, -1.0, 1.0], [1.0, 1.0, -1.0])]
+        rx = torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]], dtype=torch.float64)
+        outs[kind].append(model(x, p @ rx.T, batch)[1])
+    a = outs["distance_direction_beam_abs"]
+    torch.testing.assert_close(a[1], a[0])
+    torch.testing.assert_close(a[2], a[0])
+    assert not torch.allclose(a[3], a[0])
+    b = outs["distance_direction_beam"]
+    assert not torch.allclose(b[1], b[0]) and not torch.allclose(b[2], b[0])
+    with pytest.raises(ValueError, match="pos_dim"):
+        build_model("gess-egnn", 1, 2, pos_dim=2, edge_features="distance_direction_beam_abs")
+
+
 @pytest.mark.parametrize("pool", ["sum", "mean", "max"])
 def test_pooling_choice_gives_that_reduction_of_each_clouds_points(pool):
     """``pool`` (GeSS: sum; mean / max are Track probes): the graph embedding is that

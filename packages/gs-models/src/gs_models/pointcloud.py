@@ -107,21 +107,24 @@ def edge_geometry(pos: Tensor, edge_index: Tensor, kind: str = "distance_directi
     ``z`` (beam) axis, ``(E, 4)``: invariant to rotations about the beam axis and not to
     translations, so a straight track from the axis (constant ``phi``) is seen as such at
     every centre.
+    ``"distance_direction_beam_abs"`` (not GeSS; the gess ``ci`` profile's Track setting): the
+    same four columns in absolute value, ``[d, |u.r|, |u.theta|, |u.phi|]``: also invariant to
+    the reflections ``phi -> -phi`` and ``theta -> -theta`` of the direction.
     """
     j, i = edge_index[0], edge_index[1]
     rel = pos.index_select(0, j) - pos.index_select(0, i)
     dist = torch.linalg.vector_norm(rel, dim=-1, keepdim=True)
     if kind == "distance_direction":
         return torch.cat([dist, rel / (dist + 1e-6)], dim=-1)
-    if kind == "distance_direction_beam":
+    if kind in ("distance_direction_beam", "distance_direction_beam_abs"):
         u = rel / (dist + 1e-6)
         c = pos.index_select(0, i)
         r_hat = c / (torch.linalg.vector_norm(c, dim=-1, keepdim=True) + 1e-9)
         rho = torch.sqrt(c[:, 0:1] ** 2 + c[:, 1:2] ** 2)
         phi_hat = torch.cat([-c[:, 1:2], c[:, 0:1], torch.zeros_like(rho)], dim=-1) / (rho + 1e-9)
         theta_hat = torch.linalg.cross(phi_hat, r_hat)
-        return torch.cat([dist, (u * r_hat).sum(-1, keepdim=True), (u * theta_hat).sum(-1, keepdim=True),
-                          (u * phi_hat).sum(-1, keepdim=True)], dim=-1)
+        comps = torch.stack([(u * r_hat).sum(-1), (u * theta_hat).sum(-1), (u * phi_hat).sum(-1)], dim=-1)
+        return torch.cat([dist, comps.abs() if kind.endswith("_abs") else comps], dim=-1)
     if kind == "distance":
         return dist
     return rel.new_zeros(rel.size(0), 0)
@@ -334,9 +337,9 @@ class PointCloudBackbone(nn.Module):
         #: width of the raw edge features (0: none) and their linear encoder (GeSS
         #: ``edge_encoder = FeatEncoder(h, [], pos_dim + 1)``)
         self.edge_dim = {"distance_direction": cfg.pos_dim + 1, "distance": 1, "none": 0,
-                         "distance_direction_beam": 4}[cfg.edge_features]
-        if cfg.edge_features == "distance_direction_beam" and cfg.pos_dim != 3:
-            raise ValueError(f"edge_features='distance_direction_beam' needs 3-D coordinates, got pos_dim={cfg.pos_dim}")
+                         "distance_direction_beam": 4, "distance_direction_beam_abs": 4}[cfg.edge_features]
+        if cfg.edge_features.startswith("distance_direction_beam") and cfg.pos_dim != 3:
+            raise ValueError(f"edge_features={cfg.edge_features!r} needs 3-D coordinates, got pos_dim={cfg.pos_dim}")
         self.edge_encoder = nn.Linear(self.edge_dim, h) if self.edge_dim else None
         self.head = nn.Sequential(
             nn.Linear(h, 2 * h),

@@ -73,6 +73,7 @@ from gs_bench.runners.gess.findings import (
     orderings,
 )
 from gs_bench.runners.gess.job import (
+    model_overrides,
     order_jobs,
     pool_halves,
     pretrain_cache,
@@ -114,7 +115,7 @@ __all__ = ["AXIS_ALIASES", "DATASETS", "BACKBONES", "ALGORITHMS", "O_FEATURE", "
            "tl_size", "level_of", "algorithm_rank", "check_algorithm", "check_hparams",
            "method_params", "track_sizes", "validate", "fingerprint", "data_file", "data_problem",
            "par_label_pool_size", "problems", "stand_in_of", "load_dataset", "unit_coordinates",
-           "graph_parts", "model_inputs", "standardize_default", "train_config", "run_job",
+           "graph_parts", "model_inputs", "standardize_default", "train_config", "model_overrides", "run_job",
            "pool_halves", "pretrain_cache", "order_jobs", "BASELINE_OF_METRIC", "HIT_COUNT",
            "trivial_baselines", "baseline_values", "learning_curves", "mean_curve", "figures",
            "FINDINGS", "GUARD_POINTS", "GUARD_MAE_RATIO", "learned", "orderings",

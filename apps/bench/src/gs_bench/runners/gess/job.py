@@ -27,7 +27,7 @@ from gs_bench.runners.gess.spec import (
     tl_size,
 )
 
-__all__ = ["standardize_default", "train_config", "run_job", "pool_halves", "pretrain_cache",
+__all__ = ["standardize_default", "train_config", "model_overrides", "run_job", "pool_halves", "pretrain_cache",
            "order_jobs"]
 
 _EVAL_PARTS = ("train", "iid_val", "iid_test", "ood_val", "ood_test")
@@ -69,6 +69,8 @@ def train_config(name: str, algorithm: str, settings: Settings | Mapping[str, An
         changes.update(batch_size=int(st.batch_size))
     if case.family == "track" and st.track_batch_size:
         changes.update(batch_size=int(st.track_batch_size))
+    if case.family == "track" and st.track_max_epochs:
+        changes.update(max_epochs=int(st.track_max_epochs))
     if case.shift == "fidelity" and st.fidelity_max_epochs:
         changes.update(max_epochs=int(st.fidelity_max_epochs))
     std = st.standardize_targets
@@ -79,6 +81,14 @@ def train_config(name: str, algorithm: str, settings: Settings | Mapping[str, An
     if cfg.iterations_per_epoch is not None and st.iterations_per_epoch:
         changes.update(iterations_per_epoch=int(st.iterations_per_epoch))
     return cfg.replace(**changes) if changes else cfg
+
+
+def model_overrides(case, settings: Settings) -> dict[str, Any]:
+    """Backbone config fields the suite's settings change for ``case``: ``edge_features`` for
+    the Track cases when ``track_edge_features`` is set (ours; unset: GeSS's)."""
+    if case.family == "track" and settings.track_edge_features:
+        return {"edge_features": settings.track_edge_features}
+    return {}
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -100,7 +110,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     # the device comes from the executor (gs-bench run --device), not the settings: not in the key
     device = job.get("device", "auto")
     model = seeded(
-        lambda: build_model(BACKBONES[params["backbone"]], in_ch, 1, categorical=categorical, k=case.knn_k),
+        lambda: build_model(BACKBONES[params["backbone"]], in_ch, 1, categorical=categorical, k=case.knn_k,
+                            **model_overrides(case, st)),
         seed,
     )
     eval_parts = {k: v for k, v in parts.items() if k in _EVAL_PARTS}
