@@ -42,6 +42,8 @@ def export(args: argparse.Namespace) -> None:
     G.TRACK_SIZES["export"] = {case.shift: sizes}
     settings = {"track_sizes": "export", "track_cache_dir": args.cache_dir,
                 "track_workers": args.workers, "track_seed": args.seed}
+    if args.signal_min_pt is not None:
+        settings["track_signal_min_pt_gev"] = args.signal_min_pt
     ds = G._dataset(args.dataset, settings, "no-info")
     groups = np.asarray(ds.split.groups) if ds.split.groups is not None else np.zeros(len(ds), int)
     codes = groups.astype(np.int64).copy()
@@ -55,7 +57,7 @@ def export(args: argparse.Namespace) -> None:
         out[f"{part}_ptr"] = np.concatenate([[0], np.cumsum([len(pos[k]) for k in keep])]).astype(np.int64)
         out[f"{part}_y"] = ds.y[idx[keep]].astype(np.float32)
         out[f"{part}_domain"] = codes[idx[keep]]
-    meta = {"dataset": args.dataset, "sizes": counts, "seed": args.seed,
+    meta = {"dataset": args.dataset, "sizes": counts, "seed": args.seed, "signal_min_pt_gev": args.signal_min_pt,
             "samples": sorted(ds.samples)}
     out["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -147,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--cache-dir", default=None)
     e.add_argument("--workers", type=int, default=2)
     e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--signal-min-pt", type=float, default=None,
+                   help="keep a signal decay only if each muon has this pT in GeV (the gess setting "
+                        "track_signal_min_pt_gev; unset: every signal muon, as before)")
     e.add_argument("--out", required=True)
     t = sub.add_parser("train", help="train the ERM job on the exported parts")
     t.add_argument("export")

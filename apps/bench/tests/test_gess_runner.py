@@ -424,6 +424,24 @@ def test_track_epochs_and_edge_features_apply_to_the_track_jobs_only():
         gess.Settings(track_max_epochs=0)
 
 
+
+def test_track_signal_min_pt_reaches_the_simulation_config_and_the_fingerprint():
+    """``track_signal_min_pt_gev`` (ours, issue 29): unset, gs-data's default simulation
+    (``None``: the caches of before); set, a ``TrackSimConfig`` with it, and the data
+    fingerprint of the Track cases names it."""
+    from gs_bench.runners.gess.data import track_sim_config
+
+    assert track_sim_config({}) is None
+    cfg = track_sim_config({"track_signal_min_pt_gev": 1.0})
+    assert cfg.signal_min_pt_gev == 1.0 and cfg.min_pt_gev == 1.0
+    base = gess.fingerprint("track-signal-tau3mu", {"track_sizes": "ci"})
+    cut = gess.fingerprint("track-signal-tau3mu", {"track_sizes": "ci", "track_signal_min_pt_gev": 1.0})
+    assert base != cut and "signal pT >= 1.0 GeV" in cut
+    for bad in (-1.0, True, "1"):
+        with pytest.raises(ValueError, match="track_signal_min_pt_gev"):
+            gess.Settings(track_signal_min_pt_gev=bad)
+
+
 def test_precise_norm_statistics_reach_every_job_from_the_suite():
     from gs_bench.suites import load_suite
 

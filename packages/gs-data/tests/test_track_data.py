@@ -242,6 +242,14 @@ def test_generate_events_validates_input(tmp_path):
         generate_events("bkg", 10, 1, cache_dir=tmp_path, n_workers=0)
     with pytest.raises(ValueError, match="min_pt_gev"):
         TrackSimConfig(min_pt_gev=-1)
+    # the signal muons' threshold (issue 29): unset, the settings and cache key of before
+    assert "signal_min_pt_gev" not in TrackSimConfig().to_dict()
+    assert TrackSimConfig().digest() == TrackSimConfig(signal_min_pt_gev=None).digest()
+    assert TrackSimConfig(signal_min_pt_gev=1.0).to_dict()["signal_min_pt_gev"] == 1.0
+    assert TrackSimConfig(signal_min_pt_gev=1.0).digest() != TrackSimConfig().digest()
+    for bad in (-1, True, "1"):
+        with pytest.raises(ValueError, match="signal_min_pt_gev"):
+            TrackSimConfig(signal_min_pt_gev=bad)
     assert set(PROCESSES) == {
         "bkg",
         "zmumu",

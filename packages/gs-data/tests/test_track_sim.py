@@ -262,3 +262,16 @@ def test_parallel_progress_is_reported_as_each_event_finishes(cache, tmp_path):
     generate_events("bkg", 5, n, seed=12, cache_dir=root, n_workers=2, callback=callback)
     assert [d for d, _ in seen] == list(range(1, n + 1))
     assert seen[0][1] < n, f"the first report came after all {n} events were written: {seen}"
+
+
+def test_signal_min_pt_keeps_only_decays_whose_muons_all_pass(cache):
+    """``TrackSimConfig(signal_min_pt_gev=1)``: every generated signal muon of every event has
+    pT >= 1 GeV (3 per tau -> 3 mu event), and the sample has its own cache key."""
+    cfg = TrackSimConfig(signal_min_pt_gev=1.0)
+    assert cfg.digest() != TrackSimConfig().digest()
+    events = generate_events("tau3mu", 5, 3, seed=11, cache_dir=cache, config=cfg)
+    for i in range(len(events)):
+        parts = events.event_particles(i)
+        sig = parts["p_signal"] == 1
+        assert sig.sum() == 3
+        assert np.all(np.hypot(parts["p_px"][sig], parts["p_py"][sig]) >= 1.0)

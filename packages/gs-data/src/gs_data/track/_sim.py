@@ -149,6 +149,7 @@ class EventSimulator:
         pythia.rndm.init(pythia_seed)
         parent = _signal_parent(process)
         max_eta = self.config.max_abs_eta
+        min_pt = self.config.signal_min_pt_gev
         for _ in range(self.config.max_hard_tries):
             if not pythia.next():
                 continue
@@ -164,6 +165,8 @@ class EventSimulator:
                 ]
                 need = 3 if process == "tau3mu" else 2
                 if len(muons) < need or any(abs(ev[j].eta()) > max_eta for j in muons):
+                    continue
+                if min_pt is not None and any(ev[j].pT() < min_pt for j in muons):
                     continue
                 signal.update(muons)
                 px = sum(ev[j].px() for j in muons)

@@ -62,6 +62,8 @@ def fingerprint(name: str, settings: Settings | Mapping[str, Any]) -> str:
     extra = ""
     if case.family == "track":
         extra = f" track {st.track_sizes} seed {st.track_seed}"
+        if st.track_signal_min_pt_gev is not None:
+            extra += f" signal pT >= {st.track_signal_min_pt_gev} GeV"
     elif case.family == "moleculeace" and st.targets:
         extra = " targets " + ",".join(st.targets)
     path = data_file(name, st)
@@ -112,13 +114,14 @@ def data_problem(name: str, settings: Settings | Mapping[str, Any]) -> str | Non
             why += f" or set the suite setting {key} (offline stand-in: {stand_in_of(name)})"
         return why
     # track: every sample in the event cache, or the simulator to make the missing ones
+    from gs_bench.runners.gess.data import track_sim_config
     from gs_data.track import cached_event_count
     from gs_data.track.deps import INSTALL_HINT, simulation_available
 
-    seed = int(st.track_seed)
-    missing = [f"{p}@PU{pu} ({cached_event_count(p, pu, seed, st.track_cache_dir)}/{n} cached)"
-               for p, pu, n in _track_requests(name, st)
-               if cached_event_count(p, pu, seed, st.track_cache_dir) < n]
+    seed, cfg = int(st.track_seed), track_sim_config(st)
+    counts = [(p, pu, n, cached_event_count(p, pu, seed, st.track_cache_dir, cfg))
+              for p, pu, n in _track_requests(name, st)]
+    missing = [f"{p}@PU{pu} ({c}/{n} cached)" for p, pu, n, c in counts if c < n]
     if missing and not simulation_available():
         from gs_data.track import default_cache_dir
 

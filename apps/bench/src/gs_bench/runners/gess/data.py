@@ -48,9 +48,21 @@ def load_dataset(name: str, settings: Settings | Mapping[str, Any], level: str):
         pu = int(case.case[2:]) if case.shift == "pileup" else 50
         kw = dict(sizes=track_sizes(st.track_sizes, case.shift, pu),
                   cache_dir=st.track_cache_dir,
-                  n_workers=int(st.track_workers or os.cpu_count() or 1))
+                  n_workers=int(st.track_workers or os.cpu_count() or 1),
+                  config=track_sim_config(st))
     seed = int(st.track_seed) if case.family == "track" else 0
     return gs_data.load_geometric(name, info_level=info, root=root, seed=seed, stand_in=False, **kw)
+
+
+def track_sim_config(settings: Settings | Mapping[str, Any]):
+    """The gs-data ``TrackSimConfig`` of the suite's Track settings: gs-data's defaults, with
+    ``track_signal_min_pt_gev`` when set (``None``: the defaults, the caches of before)."""
+    st = Settings.from_mapping(settings)
+    if st.track_signal_min_pt_gev is None:
+        return None
+    from gs_data.track import TrackSimConfig
+
+    return TrackSimConfig(signal_min_pt_gev=float(st.track_signal_min_pt_gev))
 
 
 def unit_coordinates(pos):

@@ -199,6 +199,11 @@ class Settings(TypedSettings):
         None, cite=_OURS + "batch_size)", allowed="> 0 or unset",
         doc="batch size of the Track jobs: an event holds hundreds to thousands of hits, and a "
         "few hundred training events in batches of 64 give too few steps in a few epochs")
+    track_signal_min_pt_gev: float | None = setting(
+        None, cite=_OURS + "every signal muon simulated whatever its pT)", allowed="a number >= 0 or unset",
+        doc="Track simulation: a signal decay is kept only if each of its muons has this pT (GeV), "
+        "the threshold of the other particles (gs_data TrackSimConfig.signal_min_pt_gev); 1 gives "
+        "GeSS table 5's tau -> 3 mu track radius")
     track_max_epochs: int | None = setting(
         None, cite=_OURS + "max_epochs)", allowed="> 0 or unset",
         doc="epochs of the Track jobs (all levels; the TL fine-tuning too)")
@@ -234,6 +239,9 @@ class Settings(TypedSettings):
         check_positive(self, "max_epochs", "batch_size", "iterations_per_epoch",
                        "conformer_workers", "par_label_pool", "track_workers", "track_batch_size",
                        "fidelity_max_epochs", "track_max_epochs")
+        v = self.track_signal_min_pt_gev
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
+            raise ValueError(f"track_signal_min_pt_gev must be a number >= 0 or unset, got {v!r}")
         if self.track_edge_features is not None:
             from gs_models.configs import EDGE_FEATURES
 
