@@ -1,12 +1,19 @@
 """Commit the finished records of a long run that is still going (issue 30's background runs).
 
     python apps/bench/checks/archive_in_progress.py RUN_FOLDER DEST
+    python apps/bench/checks/archive_in_progress.py --restore DEST RUN_FOLDER
 
 Writes ``DEST/results.jsonl`` (every finished record of ``RUN_FOLDER/results``, one per line,
 sorted by job key), copies ``RUN_FOLDER/run-*.json`` and writes ``DEST/PROGRESS.md``: how many
 of the run's jobs are finished, per grid value, with their wall times. ``gs-bench report DEST``
 draws the tables of what is there; the run itself resumes from ``RUN_FOLDER`` with its own
 command. Exit status 2 on a folder that is not a run folder.
+
+``--restore DEST RUN_FOLDER`` goes the other way, for a new machine that has the committed
+records but not the run folder: one ``RUN_FOLDER/results/<key>.json`` per line of
+``DEST/results.jsonl`` (records already there are kept, never overwritten) and the run file, so
+that the run's own command resumes after the committed jobs. Exit status 2 when ``DEST`` holds
+no ``results.jsonl`` and one ``run-*.json``.
 """
 
 from __future__ import annotations
@@ -18,7 +25,36 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 
+def restore(dest: Path, run: Path) -> int:
+    infos = sorted(dest.glob("run-*.json"))
+    if not (dest / "results.jsonl").is_file() or len(infos) != 1:
+        print(f"archive_in_progress: error: {dest} holds no archived run (results.jsonl and one run-*.json)",
+              file=sys.stderr)
+        return 2
+    results = run / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    if not (run / infos[0].name).exists():
+        shutil.copy2(infos[0], run / infos[0].name)
+    written = kept = 0
+    for line in (dest / "results.jsonl").read_text().splitlines():
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        path = results / f"{rec['key']}.json"
+        if path.exists():
+            kept += 1
+            continue
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(json.dumps(rec, indent=2, sort_keys=True))
+        tmp.replace(path)
+        written += 1
+    print(f"{written} records restored into {results} ({kept} already there, kept)")
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 3 and argv[0] == "--restore":
+        return restore(Path(argv[1]), Path(argv[2]))
     if len(argv) != 2:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
@@ -51,7 +87,9 @@ def main(argv: list[str]) -> int:
              f"{len(records)} of {info['jobs']} jobs finished (records in results.jsonl; "
              f"code of git revision {info.get('environment', {}).get('git_revision', '?')[:12]}).",
              f"Written by `python apps/bench/checks/archive_in_progress.py {run} {dest}`; the run resumes "
-             "from its own folder with the command in run-*.json's profile (`gs-bench run ... --out`).", ""]
+             "from its own folder with the command in run-*.json's profile (`gs-bench run ... --out`); on a "
+             f"machine without that folder, `python apps/bench/checks/archive_in_progress.py --restore {dest} "
+             f"{run}` makes it from these records first.", ""]
     for k, counts in by.items():
         lines.append(f"- {k}: " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())))
     lines.append("- CPU seconds (wall, 1 worker, nice 19) per method/model: "

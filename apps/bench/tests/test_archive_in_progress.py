@@ -1,0 +1,49 @@
+"""``apps/bench/checks/archive_in_progress.py``: the finished records of a run go into a folder
+that is committed, and ``--restore`` turns that folder back into a run folder that ``gs-bench
+run`` resumes from (a new machine has the commits, not the run)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "checks" / "archive_in_progress.py"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)
+
+
+def _record(key: str, status: str = "ok") -> dict:
+    return {"key": key, "status": status, "wall_time_s": 1.5,
+            "job": {"params": {"model": "gcn", "dataset": "cora"}}, "metrics": {"rho": 0.5}}
+
+
+def test_archive_then_restore_gives_back_the_finished_records(tmp_path):
+    run = tmp_path / "run"
+    (run / "results").mkdir(parents=True)
+    (run / "run-lebed.json").write_text(json.dumps({"suite": "lebed", "profile": "ci", "jobs": 3}))
+    for key, status in (("a1", "ok"), ("b2", "ok"), ("c3", "failed")):
+        (run / "results" / f"{key}.json").write_text(json.dumps(_record(key, status)))
+    dest = tmp_path / "committed"
+    assert _run(str(run), str(dest)).returncode == 0
+    assert [json.loads(x)["key"] for x in (dest / "results.jsonl").read_text().splitlines()] == ["a1", "b2"]
+
+    new = tmp_path / "new-machine" / "run"
+    (new / "results").mkdir(parents=True)
+    mine = dict(_record("b2"), metrics={"rho": 0.9})  # a record the new run already has: kept
+    (new / "results" / "b2.json").write_text(json.dumps(mine))
+    p = _run("--restore", str(dest), str(new))
+    assert p.returncode == 0 and "1 records restored" in p.stdout and "1 already there" in p.stdout
+    assert json.loads((new / "results" / "a1.json").read_text()) == _record("a1")
+    assert json.loads((new / "results" / "b2.json").read_text())["metrics"] == {"rho": 0.9}
+    assert not (new / "results" / "c3.json").exists()
+    assert json.loads((new / "run-lebed.json").read_text())["suite"] == "lebed"
+
+
+def test_restore_from_a_folder_without_an_archive_exits_2(tmp_path):
+    p = _run("--restore", str(tmp_path / "nothing"), str(tmp_path / "run"))
+    assert p.returncode == 2 and "holds no archived run" in p.stderr
+    assert _run(str(tmp_path / "nothing"), str(tmp_path / "x")).returncode == 2
