@@ -736,3 +736,20 @@ def test_identical_id_and_ood_selection_columns_are_said_in_the_table_note():
     recs.append(_record("molecular-fidelity", "tl-20", 0.6, 0.4))
     assert "identical in every row" not in gess.tables(recs)[0].note
     assert "identical in every row" not in gess.tables([_record("molecular-fidelity", "erm", 0.6, 0.4)])[0].note
+
+
+def test_report_names_the_track_settings_of_ours_on_track_tables_only():
+    """A Track table trained with issue 29's settings says so in its note (never reads as
+    GeSS's protocol); other datasets, and records without them, get nothing."""
+    from gs_bench.runners.gess.report import ours_not_gess
+
+    def rec(dataset, **settings):
+        return {"job": {"params": {"dataset": dataset}, "settings": settings}}
+
+    ours = {"track_edge_features": "distance_direction_beam_abs", "track_max_epochs": 20}
+    text = ours_not_gess([rec("track-pileup-pu50", **ours)])
+    assert "Not GeSS's protocol (ours)" in text and "distance_direction_beam_abs" in text
+    assert "20 Track epochs" in text and "pT" not in text
+    assert "pT >= 1.0 GeV" in ours_not_gess([rec("track-signal-tau3mu", track_signal_min_pt_gev=1.0)])
+    assert ours_not_gess([rec("moleculeace-scaffold", **ours)]) == ""
+    assert ours_not_gess([rec("track-pileup-pu50", track_batch_size=16)]) == ""
