@@ -632,3 +632,14 @@ def test_pooling_choice_gives_that_reduction_of_each_clouds_points(pool):
         torch.testing.assert_close(g[c], want)
     with pytest.raises(ValueError, match="pool"):
         build_model("gess-egnn", 1, 2, pool="median")
+
+
+def test_configs_load_without_torch():
+    """``gs_models.configs`` (and so its ``EDGE_FEATURES``, which gs-bench's gess suite checks
+    its ``track_edge_features`` against when a suite is loaded) imports no torch."""
+    import subprocess
+    import sys
+
+    code = "import sys, gs_models.configs; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -1,9 +1,14 @@
-"""Input validation shared by every module (raise early, name the input, say what is accepted)."""
+"""Input validation shared by every module (raise early, name the input, say what is accepted).
+
+torch is imported by the tensor checks only, so the configs (which use the number checks) load
+without it: gs-bench validates its suites' model settings against them at planning time."""
 
 from __future__ import annotations
 
-import torch
-from torch import Tensor
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 __all__ = ["check_edge_index", "check_node_features", "check_positive_int", "check_probability"]
 
@@ -32,7 +37,9 @@ def check_probability(value: object, name: str, *, allow_one: bool = False) -> f
 
 def check_node_features(x: object, in_channels: int, *, name: str = "x") -> Tensor:
     """Check that ``x`` is a float tensor of shape ``(num_nodes, in_channels)``."""
-    if not isinstance(x, Tensor):
+    import torch
+
+    if not isinstance(x, torch.Tensor):
         raise TypeError(
             f"{name} must be a torch.Tensor of shape (num_nodes, {in_channels}), got {type(x).__name__}"
         )
@@ -48,7 +55,9 @@ def check_node_features(x: object, in_channels: int, *, name: str = "x") -> Tens
 
 def check_edge_index(edge_index: object, num_nodes: int, *, name: str = "edge_index") -> Tensor:
     """Check that ``edge_index`` is an integer tensor of shape ``(2, num_edges)`` with valid node ids."""
-    if not isinstance(edge_index, Tensor):
+    import torch
+
+    if not isinstance(edge_index, torch.Tensor):
         raise TypeError(
             f"{name} must be a torch.Tensor of shape (2, num_edges), got {type(edge_index).__name__}"
         )
