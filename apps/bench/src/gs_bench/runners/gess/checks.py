@@ -20,6 +20,7 @@ from gs_bench.runners.gess.spec import (
     check_algorithm,
     check_hparams,
     tl_size,
+    track_sim_config,
     track_sizes,
 )
 from gs_bench.suites import SuiteConfig, SuiteConfigError
@@ -114,7 +115,6 @@ def data_problem(name: str, settings: Settings | Mapping[str, Any]) -> str | Non
             why += f" or set the suite setting {key} (offline stand-in: {stand_in_of(name)})"
         return why
     # track: every sample in the event cache, or the simulator to make the missing ones
-    from gs_bench.runners.gess.data import track_sim_config
     from gs_data.track import cached_event_count
     from gs_data.track.deps import INSTALL_HINT, simulation_available
 

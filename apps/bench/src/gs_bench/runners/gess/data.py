@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from gs_bench.runners.gess.checks import data_problem
-from gs_bench.runners.gess.spec import DATASETS, Settings, track_sizes
+from gs_bench.runners.gess.spec import DATASETS, Settings, track_sim_config, track_sizes
 
 __all__ = ["load_dataset", "unit_coordinates", "graph_parts", "model_inputs"]
 
@@ -52,17 +52,6 @@ def load_dataset(name: str, settings: Settings | Mapping[str, Any], level: str):
                   config=track_sim_config(st))
     seed = int(st.track_seed) if case.family == "track" else 0
     return gs_data.load_geometric(name, info_level=info, root=root, seed=seed, stand_in=False, **kw)
-
-
-def track_sim_config(settings: Settings | Mapping[str, Any]):
-    """The gs-data ``TrackSimConfig`` of the suite's Track settings: gs-data's defaults, with
-    ``track_signal_min_pt_gev`` when set (``None``: the defaults, the caches of before)."""
-    st = Settings.from_mapping(settings)
-    if st.track_signal_min_pt_gev is None:
-        return None
-    from gs_data.track import TrackSimConfig
-
-    return TrackSimConfig(signal_min_pt_gev=float(st.track_signal_min_pt_gev))
 
 
 def unit_coordinates(pos):

@@ -25,7 +25,7 @@ from gs_bench.suites import SuiteConfigError, TypedSettings, check_positive
 __all__ = ["AXIS_ALIASES", "DATASETS", "BACKBONES", "ALGORITHMS", "O_FEATURE", "PAPER_TL", "LEVELS",
            "INAPPLICABLE", "GESS_HPARAMS", "TRACK_SIZES", "DOMAIN_HEADS", "PAR_LABEL_DRAWS",
            "Grid", "Settings", "algorithm_names", "tl_size", "level_of", "algorithm_rank",
-           "check_algorithm", "check_hparams", "method_params", "track_sizes"]
+           "check_algorithm", "check_hparams", "method_params", "track_sim_config", "track_sizes"]
 
 #: ``--methods`` filters the ``algorithm`` axis of this suite.
 AXIS_ALIASES = {"method": "algorithm"}
@@ -349,3 +349,14 @@ def method_params(name: str, algorithm: str,
         base.update(override)
         source = "suite"
     return base, source
+
+
+def track_sim_config(settings: Settings | Mapping[str, Any]):
+    """The gs-data ``TrackSimConfig`` of the suite's Track settings: gs-data's defaults, with
+    ``track_signal_min_pt_gev`` when set (``None``: the defaults, the caches of before)."""
+    st = Settings.from_mapping(settings)
+    if st.track_signal_min_pt_gev is None:
+        return None
+    from gs_data.track import TrackSimConfig
+
+    return TrackSimConfig(signal_min_pt_gev=float(st.track_signal_min_pt_gev))
