@@ -162,8 +162,8 @@ def test_track_signal_runs_with_its_subgroups(kinds, track_cache, monkeypatch):
 
 def test_tl_larger_than_the_pool_is_an_error_not_a_clamp(kinds):
     name, settings, _ = kinds["molecular-fidelity"]
-    with pytest.raises(ValueError, match=r"tl-26: Par-Label needs 26 labelled OOD samples but the pool holds 25"):
-        gess.run_job(_job(name, "tl-26", settings))
+    with pytest.raises(ValueError, match=r"tl-47: Par-Label needs 47 labelled OOD samples but the pool holds 46"):
+        gess.run_job(_job(name, "tl-47", settings))
 
 
 def test_method_params_are_gess_tuned_then_suite_overrides():
@@ -231,14 +231,14 @@ USER_SUITE = ('suite = "gess"\n[grid]\ndataset = ["molecular-fidelity"]\nbackbon
 
 def test_inapplicable_and_oversized_jobs_are_construction_problems(tmp_path):
     # a user's suite without the shipped [[exclude]] rule: DIR on a regression dataset, and
-    # TL-N beyond the stand-in's pool of 25 molecules
+    # TL-N beyond the stand-in's pool of 46 molecules
     path = tmp_path / "mine.toml"
     path.write_text(USER_SUITE)
     pre = _preflight(str(path), "demo")
     lines = [p.line() for p in pre.construction]
     assert len(lines) == 2, lines
     assert any("algorithm=dir" in ln and "DIR applies to classification only" in ln for ln in lines)
-    assert any("algorithm=tl-100" in ln and "pool of molecular-fidelity holds 25" in ln for ln in lines)
+    assert any("algorithm=tl-100" in ln and "pool of molecular-fidelity holds 46" in ln for ln in lines)
     assert pre.failing_jobs("construction") == 2 and pre.data == []
 
 

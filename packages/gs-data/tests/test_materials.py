@@ -281,10 +281,12 @@ def test_molecular_default_builds_the_fidelity_shift(tmp_path):
 
 
 # ------------------------------------------------------------------ the shipped file's layout
-#: SHA-256 of the molecules as canonical JSON (sorted keys, compact), computed on the indented
-#: ``molecular_fidelity_gaps.json`` (370 KB) this compact gzipped file replaced (issue 20):
-#: the data is the same, value for value.
-_MOLECULES_SHA256 = "638bc49a8b542b7a0eb401eb1ae03807a8d8bea063d6943a317fb6f2178152cb"
+#: SHA-256 of the molecules as canonical JSON (sorted keys, compact). The 471 molecules of
+#: issue 29 (the generator resumed to the end of its list, ``--max-heavy-atoms 13``); the 255
+#: of before (the indented 370 KB file of issue 20, then this compact gzipped one) are the
+#: first 255 of them, value for value (:data:`_FIRST_255_SHA256`).
+_MOLECULES_SHA256 = "c937b3f7efa85e76c62f6c6b7dea63f5fdd677cd6777804fe94176cd4a98ad7b"
+_FIRST_255_SHA256 = "638bc49a8b542b7a0eb401eb1ae03807a8d8bea063d6943a317fb6f2178152cb"
 
 
 def test_shipped_molecules_are_compact_gzipped_and_unchanged():
@@ -295,16 +297,18 @@ def test_shipped_molecules_are_compact_gzipped_and_unchanged():
     folder = resources.files("gs_data.materials").joinpath("data")
     raw = folder.joinpath(MOLECULAR_FIDELITY_FILE).read_bytes()
     assert MOLECULAR_FIDELITY_FILE.endswith(".json.gz") and raw[:2] == b"\x1f\x8b"
-    assert len(raw) < 100_000  # the indented JSON was 370 KB
+    assert len(raw) < 150_000  # 115 KB for 471 molecules; the indented JSON of 255 was 370 KB
     text = gzip.decompress(raw)
     assert b"\n" not in text and b": " not in text  # compact separators, no indentation
     doc = json.loads(text)
     assert list(doc) == ["molecules"]  # the data only: the provenance is kept apart
     canonical = json.dumps(doc["molecules"], sort_keys=True, separators=(",", ":")).encode()
     assert hashlib.sha256(canonical).hexdigest() == _MOLECULES_SHA256
-    assert len(doc["molecules"]) == 255
-    assert sum(len(m["symbols"]) for m in doc["molecules"]) == 2346
-    assert sum(m["conjugated"] for m in doc["molecules"]) == 112
+    first = json.dumps(doc["molecules"][:255], sort_keys=True, separators=(",", ":")).encode()
+    assert hashlib.sha256(first).hexdigest() == _FIRST_255_SHA256  # resumed: the old file kept
+    assert len(doc["molecules"]) == 471
+    assert sum(len(m["symbols"]) for m in doc["molecules"]) == 5471
+    assert sum(m["conjugated"] for m in doc["molecules"]) == 283
 
 
 def test_shipped_provenance_is_readable_apart_and_matches_the_data():
@@ -317,7 +321,7 @@ def test_shipped_provenance_is_readable_apart_and_matches_the_data():
     folder = resources.files("gs_data.materials").joinpath("data")
     prov = json.loads(folder.joinpath(MOLECULAR_FIDELITY_PROVENANCE).read_text(encoding="utf-8"))
     assert "molecules" not in prov and prov["generator"].endswith("make_fidelity_gaps.py")
-    assert prov["data_file"] == MOLECULAR_FIDELITY_FILE and prov["data_num_molecules"] == 255
+    assert prov["data_file"] == MOLECULAR_FIDELITY_FILE and prov["data_num_molecules"] == 471
     data = gzip.decompress(folder.joinpath(MOLECULAR_FIDELITY_FILE).read_bytes())
     assert prov["data_sha256"] == hashlib.sha256(data).hexdigest()
     assert [s["name"] for s in prov["skipped"]] == ["hydrogen chloride", "hydrogen fluoride", "carbon monoxide"]

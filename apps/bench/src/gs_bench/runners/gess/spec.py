@@ -216,8 +216,8 @@ class Settings(TypedSettings):
         "with GeSS's frame)")
     fidelity_max_epochs: int | None = setting(
         None, cite=_OURS + "max_epochs)", allowed="> 0 or unset",
-        doc="epochs of the fidelity-shift jobs: the stand-in's 135 training molecules make 3 steps "
-        "per epoch in batches of 64, at about 0.4 s an epoch against 25-70 s for Track")
+        doc="epochs of the fidelity-shift jobs: the stand-in's 249 training molecules make 4 steps "
+        "per epoch in batches of 64, at about a second an epoch against 25-70 s for Track")
     standardize_targets: bool | None = setting(
         None, cite=_OURS + "on for the molecular stand-in, off for QMOF as GeSS's code; "
         "standardize_default)", allowed=(True, False, None),
