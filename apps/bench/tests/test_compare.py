@@ -73,10 +73,12 @@ def test_the_papers_spread_decides_within():
     assert not rho.within and rho.beyond
 
 
-def test_gess_track_cells_use_the_val_ood_selected_model():
+def test_gess_track_cells_use_gess_columns():
+    # GeSS's code: Test-ID at the best Val-ID epoch, Test-OOD at the best Val-OOD epoch; the
+    # crossed values (0.10) would miss both published cells
     recs = [_rec({"dataset": "track-pileup-pu50", "backbone": "egnn", "algorithm": "erm"},
-                 {"ood_sel_test_id": 0.9575, "ood_sel_test_ood": 0.70,
-                  "id_sel_test_id": 0.10, "id_sel_test_ood": 0.10}, suite="gess")]
+                 {"id_sel_test_id": 0.9575, "ood_sel_test_ood": 0.70,
+                  "ood_sel_test_id": 0.10, "id_sel_test_ood": 0.10}, suite="gess")]
     cs = C.cells(recs)
     assert [(c.what, c.within, c.beyond) for c in cs] == [
         ("track-pileup-pu50 egnn erm Test-ID", True, False),

@@ -502,12 +502,14 @@ LOW = {"accuracy": {"majority class": {"test_id": 0.5, "test_ood": 0.5}},
 
 def _record(dataset, algorithm, test_id, test_ood, metric="accuracy", baselines="low", seed=0,
             curves=None):
-    """A SYNTHETIC record: OOD-selected values as given; ID-selected ones swapped (so a report
-    that read the ID-selected track would decide otherwise); ``baselines="low"``: a trivial
-    baseline far below ERM (:data:`LOW`), ``None``: none (records written before them)."""
+    """A SYNTHETIC record: GeSS's columns as given (Test-ID at the best Val-ID epoch, Test-OOD at
+    the best Val-OOD epoch), the crossed ones swapped (so a report that read Test-ID at the
+    Val-OOD epoch, or Test-OOD at the Val-ID epoch, would decide otherwise);
+    ``baselines="low"``: a trivial baseline far below ERM (:data:`LOW`), ``None``: none
+    (records written before them)."""
     m = {"metric": metric, "level": gess.level_of(algorithm),
-         "id_sel_test_id": test_ood, "id_sel_test_ood": test_id,
-         "ood_sel_test_id": test_id, "ood_sel_test_ood": test_ood,
+         "id_sel_test_id": test_id, "id_sel_test_ood": test_id,
+         "ood_sel_test_id": test_ood, "ood_sel_test_ood": test_ood,
          "sizes": {"train": 10, "iid_val": 2, "iid_test": 2, "ood_val": 2, "ood_test": 2}}
     if baselines is not None:
         m["baselines"] = LOW[metric] if baselines == "low" else baselines
@@ -543,7 +545,9 @@ def _finding_records(erm_baselines=None):
 
 def test_orderings_table_decides_each_gess_finding_from_the_records():
     """Synthetic records (made-up values) where ERM clearly beats the trivial baseline
-    exercise each finding both ways, on the OOD-selected values (GeSS's selection)."""
+    exercise each finding both ways, on GeSS's columns (Test-ID at the best Val-ID epoch,
+    Test-OOD at the best Val-OOD epoch; the crossed values of :func:`_record` would flip the
+    shift-hurts rows)."""
     recs = _finding_records()
     table = gess.orderings(recs)
     got = _findings(recs)
@@ -556,7 +560,7 @@ def test_orderings_table_decides_each_gess_finding_from_the_records():
     assert got[("Par-Label TL", "moleculeace-scaffold")] == "does not hold"  # TL-100 MAE worse than TL-20
     assert [r for r in table.rows if "fidelity" in r[0]][0][4] == "holds"  # TL 0.40 < ERM 0.50
     assert len(table.rows) == 9  # 4 shift-hurts, no-info, 2 DA, TL with N, TL concept
-    assert "OOD-selected" in table.title and "ID-selected" not in table.title
+    assert "Test-OOD selected on Val-OOD" in table.title
     # the dataset table names the sample count of each part
     assert "Samples per part: train 10, iid_val 2" in gess.tables(recs)[0].note
 
@@ -614,21 +618,23 @@ def test_records_without_baselines_give_not_decided_and_no_baseline_row():
     assert "No trivial baseline row" in table.note
 
 
-def test_tables_put_baselines_first_and_gess_selection_before_id_selection():
+def test_tables_put_baselines_first_and_gess_columns_before_the_crossed_ones():
     b = {"majority class": {"test_id": 0.5, "test_ood": 0.4, "class": 1},
          "hit-count threshold": {"test_id": 0.6, "test_ood": 0.55, "threshold": 12.0, "signal": "above"}}
     recs = [_record("track-signal-tau3mu", "erm", 0.9, 0.7, baselines=b, seed=s) for s in (0, 1)]
     recs.append(_record("track-signal-tau3mu", "dann", 0.85, 0.75))
     table = gess.tables(recs)[0]
-    assert table.columns[3:] == ["OOD-sel Test-ID", "OOD-sel Test-OOD", "ID-sel Test-ID", "ID-sel Test-OOD"]
-    assert "selected on Val-OOD" in table.title
+    assert table.columns[3:] == ["Test-ID (ID-sel)", "Test-OOD (OOD-sel)", "OOD-sel Test-ID", "ID-sel Test-OOD"]
+    assert "as GeSS's code selects it" in table.title and "GESS/utils/metrics.py" in table.note
     rows = {r[1]: r for r in table.rows}
     assert [r[1] for r in table.rows[:2]] == ["majority class", "hit-count threshold"]
     assert rows["majority class"][0] == "—" and rows["majority class"][2] == "trivial"
     assert rows["majority class"][3:] == ["50.00 ± 0.00 (n=2)", "40.00 ± 0.00 (n=2)"] * 2
     assert rows["hit-count threshold"][3:5] == ["60.00 ± 0.00 (n=2)", "55.00 ± 0.00 (n=2)"]
-    # OOD-selected first (the record's ID-selected values are swapped, see _record)
+    # GeSS's two columns first, then the crossed ones (swapped in _record)
     assert rows["erm"][3:] == ["90.00 ± 0.00 (n=2)", "70.00 ± 0.00 (n=2)", "70.00 ± 0.00 (n=2)", "90.00 ± 0.00 (n=2)"]
+    dann = rows["dann"][3:]
+    assert dann == ["85.00 (n=1)", "75.00 (n=1)", "75.00 (n=1)", "85.00 (n=1)"]
     # AUC: 50 by definition
     auc = [_record("moleculeace-scaffold", "erm", 0.8, 0.7, "auroc",
                    baselines={"AUC 50": {"test_id": 0.5, "test_ood": 0.5}})]
@@ -715,7 +721,7 @@ def _same_selection(dataset, algorithm, value, epoch, seed=0):
     """A SYNTHETIC record whose ID- and OOD-selected tracks picked the same epoch."""
     r = _record(dataset, algorithm, value, value - 0.1, seed=seed)
     m = r["metrics"]
-    m.update(id_sel_test_id=m["ood_sel_test_id"], id_sel_test_ood=m["ood_sel_test_ood"],
+    m.update(ood_sel_test_id=m["id_sel_test_id"], id_sel_test_ood=m["ood_sel_test_ood"],
              id_sel_epoch=epoch, ood_sel_epoch=epoch)
     r["job"]["settings"] = {"max_epochs": 15}
     return r

@@ -146,7 +146,9 @@ def _gess(records: Sequence[dict[str, Any]]) -> list[Cell]:
         pub = gess_track_published(bb, ds, algo)
         if pub is None:
             continue
-        for i, (part, key) in enumerate((("Test-ID", "ood_sel_test_id"), ("Test-OOD", "ood_sel_test_ood"))):
+        # GeSS's columns: Test-ID at the best Val-ID epoch, Test-OOD at the best Val-OOD epoch
+        # (its code's result.txt / result_ood.txt; gs_bench.runners.gess.report.SELECTION_COLUMNS)
+        for i, (part, key) in enumerate((("Test-ID", "id_sel_test_id"), ("Test-OOD", "ood_sel_test_ood"))):
             m, _, n = mean_std(r["metrics"][key] for r in recs if key in r["metrics"])
             if not n:
                 continue
