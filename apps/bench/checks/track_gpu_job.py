@@ -114,8 +114,10 @@ def train(args: argparse.Namespace) -> None:
     if args.lr:
         cfg = cfg.replace(lr=args.lr)
     in_ch = 1 if args.features == "ones" else 4
+    extra = {"pt_delta": args.pt_delta} if args.pt_delta != "position" else {}
     model = seeded(lambda: build_model(G.BACKBONES[args.backbone], in_ch, 1, categorical=False,
-                                       k=case.knn_k, edge_features=args.edge_features, pool=args.pool),
+                                       k=case.knn_k, edge_features=args.edge_features, pool=args.pool,
+                                       **extra),
                    args.seed)
     res = fit_graph(model, parts, METHODS["erm"](), cfg,
                     callback=lambda e: print(f"epoch {e.epoch} loss {e.train_loss:.4f} "
@@ -123,7 +125,7 @@ def train(args: argparse.Namespace) -> None:
                                                         for p, m in e.metrics.items()), flush=True))
     rec = {"dataset": name, "backbone": args.backbone, "algorithm": "erm", "seed": args.seed,
            "export": meta, "device": args.device, "edge_features": args.edge_features, "pool": args.pool,
-           "coords": args.coords, "features": args.features,
+           "coords": args.coords, "features": args.features, "pt_delta": args.pt_delta,
            "gpu": torch.cuda.get_device_name(0) if args.device.startswith("cuda") else None,
            "torch": torch.__version__, "epochs_run": res.epochs_run, "batch_size": cfg.batch_size,
            "lr": cfg.lr, "norm_stats_graphs": cfg.norm_stats_graphs, "sizes": {p: len(v) for p, v in parts.items()},
@@ -165,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--coords", choices=("unit", "metres"), default="unit")
     t.add_argument("--pool", choices=("sum", "mean", "max"), default="sum",
                    help="graph pooling (GeSS: sum; mean / max are probes, not GeSS)")
+    t.add_argument("--pt-delta", choices=("position", "edge_mlp"), default="position",
+                   help="Point Transformer's positional term (gs-models pt_delta; GeSS: position; "
+                        "edge_mlp is a probe, not GeSS)")
     t.add_argument("--max-train", type=int, default=None)
     t.add_argument("--features", choices=("ones", "ones_pos"), default="ones",
                    help="point features: GeSS's all-ones (Track config only_ones) or ones + coordinates (a probe)")

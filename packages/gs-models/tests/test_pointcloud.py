@@ -643,3 +643,34 @@ def test_configs_load_without_torch():
     code = "import sys, gs_models.configs; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_point_transformer_edge_mlp_delta_follows_the_edge_features():
+    """``pt_delta="edge_mlp"`` (not GeSS; issue 29 probe): Point Transformer's positional term
+    is an MLP of the edge features, so the outputs have the edge features' symmetries. With
+    the beam frame in absolute value a mirror image y -> -y gives the same outputs, which
+    GeSS's ``pos_nn(p_i - p_j)`` does not; a rotation about x changes both."""
+    gen = torch.Generator().manual_seed(2)
+    x, p, batch = _clouds(gen, [12, 9], categorical=False)
+    outs = {}
+    for delta in ("position", "edge_mlp"):
+        torch.manual_seed(0)
+        model = build_model("gess-pointtransformer", 1, 2, k=3, edge_features="distance_direction_beam_abs",
+                            pt_delta=delta).double().eval()
+        mirror = torch.tensor([1.0, -1.0, 1.0], dtype=torch.float64)
+        rx = torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]], dtype=torch.float64)
+        outs[delta] = [model(x, q, batch)[1] for q in (p, p * mirror, p @ rx.T)]
+    e = outs["edge_mlp"]
+    torch.testing.assert_close(e[1], e[0])
+    assert not torch.allclose(e[2], e[0])
+    g = outs["position"]
+    assert not torch.allclose(g[1], g[0])
+    # the MLP reads the edge features: 2 layers, edge_dim inputs; GeSS's term is one linear map of p
+    m = build_model("gess-pointtransformer", 1, 2, k=3, edge_features="distance_direction_beam_abs",
+                    pt_delta="edge_mlp")
+    assert isinstance(m.layers[0].pos_nn, torch.nn.Sequential) and m.layers[0].pos_nn[0].in_features == 4
+    assert isinstance(build_model("gess-pointtransformer", 1, 2).layers[0].pos_nn, torch.nn.Linear)
+    with pytest.raises(ValueError, match="pt_delta"):
+        build_model("gess-pointtransformer", 1, 2, pt_delta="attention")
+    with pytest.raises(ValueError, match="needs edge features"):
+        build_model("gess-pointtransformer", 1, 2, edge_features="none", pt_delta="edge_mlp")

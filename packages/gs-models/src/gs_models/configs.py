@@ -44,6 +44,8 @@ EDGE_FEATURES = ("distance_direction", "distance", "none", "distance_direction_b
 NORMS = (None, "batch", "layer")
 #: ``PointCloudConfig.pool``: how the point representations of a cloud become its embedding.
 POOLS = ("sum", "mean", "max")
+#: Point Transformer's positional term (``PointCloudConfig.pt_delta``).
+PT_DELTAS = ("position", "edge_mlp")
 LAYER_ORDERS = ("conv-norm-act", "conv-act-norm")
 ACTIVATIONS = ("relu", "gelu", "elu", "leaky_relu", "silu", "tanh", "identity")
 EVIDENCE_ACTIVATIONS = ("softplus", "exp", "relu")
@@ -483,6 +485,14 @@ class PointCloudConfig:
     The head is GeSS's classifier ``MLP([h, 2h, h, out])`` with ``norm``, activation and
     dropout after each hidden layer (``BaseModel.classifier``). Its batch norm normalises the
     sum-pooled graph embeddings, whose scale grows with the number of points.
+    pt_delta : {"position", "edge_mlp"}
+        Point Transformer only: the positional term ``delta_ij`` added to the attention
+        logits and to the values. ``"position"`` (default): GeSS's ``pos_nn``, a linear map of
+        ``p_i - p_j``, the edge features added to the values only. ``"edge_mlp"`` (not
+        GeSS; a Track probe of issue 29): a two-layer MLP (ReLU) of the edge features, in both
+        the logits and the values, so the attention sees each edge's geometry through a
+        non-linearity. On Track's unit coordinates ``p_i - p_j`` of kNN neighbours is
+        tiny, so with GeSS's term the first layer's attention is nearly uniform.
     """
 
     model: str = "egnn"
@@ -499,11 +509,15 @@ class PointCloudConfig:
     self_loops: bool = True
     edge_features: str = "distance_direction"
     pool: str = "sum"
+    pt_delta: str = "position"
 
     def __post_init__(self) -> None:
         _choice(self.model, "model", POINT_CLOUD_MODELS)
         _choice(self.edge_features, "edge_features", EDGE_FEATURES)
         _choice(self.pool, "pool", POOLS)
+        _choice(self.pt_delta, "pt_delta", PT_DELTAS)
+        if self.pt_delta == "edge_mlp" and self.edge_features == "none":
+            raise ValueError("pt_delta='edge_mlp' needs edge features: edge_features='none' gives none")
         check_positive_int(self.hidden_channels, "hidden_channels")
         check_positive_int(self.num_layers, "num_layers")
         check_probability(self.dropout, "dropout")

@@ -685,7 +685,7 @@ class _TransformerBlock(nn.Module):
     attention conv :math:`\sum_j \mathrm{softmax}_j(W_d h_i - W_s h_j + \delta_{ij}) \odot
     (W h_j + \delta_{ij} + e_{ij})`, :math:`\delta_{ij} = \theta(p_i - p_j)` linear."""
 
-    def __init__(self, channels: int, pos_dim: int, edge_channels: int) -> None:
+    def __init__(self, channels: int, pos_dim: int, edge_channels: int, delta: str = "position") -> None:
         super().__init__()
         c = channels
         self.lin_in = nn.Linear(c, c)
@@ -693,14 +693,21 @@ class _TransformerBlock(nn.Module):
         self.lin = nn.Linear(c, c, bias=False)
         self.lin_src = nn.Linear(c, c, bias=False)
         self.lin_dst = nn.Linear(c, c, bias=False)
-        self.pos_nn = nn.Linear(pos_dim, c)
-        self.uses_edges = bool(edge_channels)
+        self.delta = delta
+        if delta == "edge_mlp":  # PointCloudConfig.pt_delta: not GeSS (issue 29 probe)
+            self.pos_nn = nn.Sequential(nn.Linear(edge_channels, c), nn.ReLU(), nn.Linear(c, c))
+        else:
+            self.pos_nn = nn.Linear(pos_dim, c)
+        self.uses_edges = bool(edge_channels) and delta == "position"
 
     def forward(self, h: Tensor, pos: Tensor, edge_index: Tensor, geom: Tensor | None,
                 encoder: nn.Linear | None, edge_weight: Tensor | None) -> Tensor:
         j, i = edge_index[0], edge_index[1]
         x = F.relu(self.lin_in(h))
-        delta = self.pos_nn(pos.index_select(0, i) - pos.index_select(0, j))
+        if self.delta == "edge_mlp":
+            delta = self.pos_nn(geom)
+        else:
+            delta = self.pos_nn(pos.index_select(0, i) - pos.index_select(0, j))
         alpha = self.lin_dst(x).index_select(0, i) - self.lin_src(x).index_select(0, j) + delta
         alpha = softmax(alpha, i, num_nodes=h.size(0))
         val = self.lin(x).index_select(0, j) + delta
@@ -726,6 +733,6 @@ class PointTransformer(PointCloudBackbone):
         super().__init__(in_channels, out_channels, config)
         cfg = self.config
         self.layers = nn.ModuleList(
-            _TransformerBlock(cfg.hidden_channels, cfg.pos_dim, self.edge_dim)
+            _TransformerBlock(cfg.hidden_channels, cfg.pos_dim, self.edge_dim, cfg.pt_delta)
             for _ in range(cfg.num_layers)
         )
