@@ -272,6 +272,18 @@ def test_patience_stopping_on_the_same_curve_keeps_the_best_accuracy():
     assert res.epochs_run == 6 and res.stopped_early  # epochs 3, 4, 5 do not beat 0.60
 
 
+def test_gess_stopping_keeps_a_tie_with_a_lower_loss():
+    """GeSS's rule (``update_metrics`` in GESS/utils/metrics.py): strictly better accuracy, or
+    the same accuracy with a strictly lower validation loss. On the scripted curve epoch 1
+    (0.50 again, loss 0.90 < 1.00) and epoch 5 (0.60 again, loss 0.80 < 0.95) are kept, where
+    ``"patience"`` keeps epoch 2."""
+    res, kept = _scripted_run("gess")
+    assert kept == 5 and res.best.epoch == 5 and res.best.value == 0.60
+    assert res.best.metrics["valid"]["loss"] == 0.80
+    assert res.epochs_run == 9 and res.stopped_early  # epoch 5 reset the patience
+    assert TrainConfig.gess().stopping == "gess"
+
+
 def test_stopping_option_is_validated():
     assert TrainConfig.edgewise().stopping == "acc_or_nll"
     assert TrainConfig.structural_shifts().stopping == "patience"

@@ -99,6 +99,12 @@ class TrainConfig:
           (``max`` / ``min``). Needs a multiclass task; ``metric`` is ignored
           (:attr:`Track.value` holds the accuracy of the kept epoch). The paper (appendix C.2)
           only says "patience 100"; the rule is the released code's.
+        * ``"gess"`` (the GeSS authors' rule, ``update_metrics`` in ``GESS/utils/metrics.py``
+          of Graph-COM/GESS, applied to each of its two checkpoints every epoch): keep the
+          weights when ``metric`` is strictly better, **or** equal to the best so far with a
+          strictly lower ``loss`` on the same part. On small validation parts accuracy ties
+          often (67 Track events: steps of 1.5 points), and the loss then decides. Patience
+          as ``"patience"`` (GeSS runs without: ``patience=None``).
     norm_updates_per_step
         How many train-mode forward passes per optimisation step update the batch-norm
         running statistics (default 1: the loss's pass). The structural-shifts authors'
@@ -370,5 +376,6 @@ class TrainConfig:
             select_on=("iid_val", "ood_val"),
             eval_parts=("iid_val", "iid_test", "ood_val", "ood_test"),
             metric="accuracy",
+            stopping="gess",
         )
         return base.replace(**changes) if changes else base

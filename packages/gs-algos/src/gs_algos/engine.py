@@ -220,6 +220,15 @@ class _Loop:
             tr.bests["loss"] = min(nll, tr.bests.get("loss", math.inf))
         return acc_ok and nll_ok, acc_ok or nll_ok
 
+    @staticmethod
+    def _tie_lower_loss(val: float, tr: Track, m: dict, part: str) -> bool:
+        """GeSS's tie rule (``stopping="gess"``): the metric equals the kept epoch's and the
+        part's loss is strictly lower than the kept epoch's."""
+        if math.isnan(val) or val != tr.value:
+            return False
+        new, old = m.get("loss", math.nan), tr.metrics.get(part, {}).get("loss", math.nan)
+        return not math.isnan(new) and not math.isnan(old) and new < old
+
     def _better(self, new: float, old: float) -> bool:
         if math.isnan(new):
             return False
@@ -283,7 +292,8 @@ class _Loop:
                         reset = reset or (ok and part == primary)
                     else:
                         val = metrics.get(part, {}).get(cfg.metric, math.nan)
-                        improved[part] = self._better(val, tr.value)
+                        improved[part] = self._better(val, tr.value) or (
+                            cfg.stopping == "gess" and self._tie_lower_loss(val, tr, metrics.get(part, {}), part))
                         reset = reset or (improved[part] and part == primary)
                     if improved[part]:
                         tr.epoch, tr.value = epoch, val

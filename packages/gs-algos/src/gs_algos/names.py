@@ -118,7 +118,7 @@ STRUCTURAL_PROTOCOLS = ("authors", "early-stop")
 #: Early-stopping rules of :class:`gs_algos.TrainConfig` (``stopping``): patience on the
 #: selection metric, or the edgewise-calibration authors' rule (``src/train.py``: patience
 #: resets when validation accuracy >= best or NLL <= best).
-STOPPING_RULES = ("patience", "acc_or_nll")
+STOPPING_RULES = ("patience", "acc_or_nll", "gess")
 
 
 def canonical_method(name: str) -> str:
