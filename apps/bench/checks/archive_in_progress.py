@@ -26,29 +26,27 @@ from pathlib import Path
 
 
 def restore(dest: Path, run: Path) -> int:
+    from gs_bench.report import archived_records
+    from gs_bench.store import ResultsStore
+
     infos = sorted(dest.glob("run-*.json"))
     if not (dest / "results.jsonl").is_file() or len(infos) != 1:
         print(f"archive_in_progress: error: {dest} holds no archived run (results.jsonl and one run-*.json)",
               file=sys.stderr)
         return 2
-    results = run / "results"
-    results.mkdir(parents=True, exist_ok=True)
+    run.mkdir(parents=True, exist_ok=True)
     if not (run / infos[0].name).exists():
         shutil.copy2(infos[0], run / infos[0].name)
+    store = ResultsStore(run)
+    store.results_dir.mkdir(exist_ok=True)
     written = kept = 0
-    for line in (dest / "results.jsonl").read_text().splitlines():
-        if not line.strip():
-            continue
-        rec = json.loads(line)
-        path = results / f"{rec['key']}.json"
-        if path.exists():
+    for rec in archived_records(dest / "results.jsonl"):
+        if store.has(rec["key"]):
             kept += 1
             continue
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(json.dumps(rec, indent=2, sort_keys=True))
-        tmp.replace(path)
+        store.put(rec["key"], rec)
         written += 1
-    print(f"{written} records restored into {results} ({kept} already there, kept)")
+    print(f"{written} records restored into {store.results_dir} ({kept} already there, kept)")
     return 0
 
 

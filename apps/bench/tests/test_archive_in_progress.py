@@ -18,7 +18,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 
 def _record(key: str, status: str = "ok") -> dict:
     return {"key": key, "status": status, "wall_time_s": 1.5,
-            "job": {"params": {"model": "gcn", "dataset": "cora"}}, "metrics": {"rho": 0.5}}
+            "job": {"suite": "lebed", "params": {"model": "gcn", "dataset": "cora"}}, "metrics": {"rho": 0.5}}
 
 
 def test_archive_then_restore_gives_back_the_finished_records(tmp_path):

@@ -736,3 +736,5 @@ class PointTransformer(PointCloudBackbone):
             _TransformerBlock(cfg.hidden_channels, cfg.pos_dim, self.edge_dim, cfg.pt_delta)
             for _ in range(cfg.num_layers)
         )
+        if cfg.pt_delta == "edge_mlp":  # each block's MLP reads the raw edge features
+            self.edge_encoder = None
