@@ -674,3 +674,37 @@ def test_point_transformer_edge_mlp_delta_follows_the_edge_features():
         build_model("gess-pointtransformer", 1, 2, pt_delta="attention")
     with pytest.raises(ValueError, match="needs edge features"):
         build_model("gess-pointtransformer", 1, 2, edge_features="none", pt_delta="edge_mlp")
+
+
+def test_point_transformer_block_norm_removes_the_constant_of_all_ones_features():
+    """``pt_norm`` (not GeSS; the gess ci profile's Track setting, issue 29): a norm between each
+    block's ``lin_out`` and its ReLU. With all-ones point features (GeSS's Track input) the first
+    block's pre-activation is a per-channel constant plus a small geometric term, the reason
+    ci-size Point Transformer does not learn; batch norm makes every channel zero-mean,
+    unit-variance over the points. ``None`` keeps GeSS's block, with no norm module at all."""
+    gen = torch.Generator().manual_seed(3)
+    _, p, batch = _clouds(gen, [40, 30], categorical=False)
+    x = torch.ones(p.size(0), 1)
+    pre = {}
+    for norm in (None, "batch"):
+        torch.manual_seed(0)
+        model = build_model("gess-pointtransformer", 1, 2, k=5, pt_norm=norm).train()
+        block = model.layers[0]
+        assert isinstance(block.norm, torch.nn.Identity) == (norm is None)
+        hook = block.norm.register_forward_hook(lambda m, i, o, n=norm: pre.__setitem__(n, o.detach()))
+        model(x, p.float(), batch)
+        hook.remove()
+    raw, normed = pre[None], pre["batch"]
+    # GeSS's block: the constant dominates the spread over points in most channels
+    assert float((raw.mean(0).abs() > raw.std(0)).float().mean()) > 0.5
+    torch.testing.assert_close(normed.mean(0), torch.zeros(normed.size(1)), atol=1e-5, rtol=0)
+    torch.testing.assert_close(normed.std(0, unbiased=False), torch.ones(normed.size(1)), atol=0.02, rtol=0)  # BN eps
+    # the default is GeSS's block: same parameters, same outputs as pt_norm=None spelled out
+    torch.manual_seed(0)
+    a = build_model("gess-pointtransformer", 1, 2, k=5).eval()
+    torch.manual_seed(0)
+    b = build_model("gess-pointtransformer", 1, 2, k=5, pt_norm=None).eval()
+    torch.testing.assert_close(a(x, p.float(), batch)[1], b(x, p.float(), batch)[1])
+    assert a.config.pt_norm is None
+    with pytest.raises(ValueError, match="pt_norm"):
+        build_model("gess-pointtransformer", 1, 2, pt_norm="group")

@@ -493,6 +493,16 @@ class PointCloudConfig:
         the logits and the values, so the attention sees each edge's geometry through a
         non-linearity. On Track's unit coordinates ``p_i - p_j`` of kNN neighbours is
         tiny, so with GeSS's term the first layer's attention is nearly uniform.
+    pt_norm : {None, "batch", "layer"}
+        Point Transformer only: a normalisation inside each block, after ``lin_out`` and
+        before its ReLU, ``relu(norm(lin_out(sum_j alpha_ij * v_ij)))``, the place of the norm
+        in GeSS's ``EdgeConv`` (``act(norm(post(out)))``). ``None`` (default): GeSS's
+        ``TransformerBlock``, which has none. ``"batch"`` (not GeSS; the gess ``ci`` profile's
+        Track setting, issue 29): with GeSS's all-ones point features every point enters the
+        first block with the same vector, so the block's output is a large constant plus a
+        small term from the edge geometry; batch norm removes the constant over the points.
+        Without it ci-size Point Transformer stays at the hit count's loss for 60 epochs; with
+        it, it learns the tracks within 3 (apps/bench/measured/ci-gess/probes-issue29).
     """
 
     model: str = "egnn"
@@ -510,12 +520,14 @@ class PointCloudConfig:
     edge_features: str = "distance_direction"
     pool: str = "sum"
     pt_delta: str = "position"
+    pt_norm: str | None = None
 
     def __post_init__(self) -> None:
         _choice(self.model, "model", POINT_CLOUD_MODELS)
         _choice(self.edge_features, "edge_features", EDGE_FEATURES)
         _choice(self.pool, "pool", POOLS)
         _choice(self.pt_delta, "pt_delta", PT_DELTAS)
+        _choice(self.pt_norm, "pt_norm", NORMS)
         if self.pt_delta == "edge_mlp" and self.edge_features == "none":
             raise ValueError("pt_delta='edge_mlp' needs edge features: edge_features='none' gives none")
         check_positive_int(self.hidden_channels, "hidden_channels")

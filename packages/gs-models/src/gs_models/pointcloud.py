@@ -683,9 +683,11 @@ class DGCNN(PointCloudBackbone):
 class _TransformerBlock(nn.Module):
     r"""GeSS's ``TransformerBlock``: ``relu(lin_out(conv(relu(lin_in(h)))))`` with the vector
     attention conv :math:`\sum_j \mathrm{softmax}_j(W_d h_i - W_s h_j + \delta_{ij}) \odot
-    (W h_j + \delta_{ij} + e_{ij})`, :math:`\delta_{ij} = \theta(p_i - p_j)` linear."""
+    (W h_j + \delta_{ij} + e_{ij})`, :math:`\delta_{ij} = \theta(p_i - p_j)` linear; ``norm``
+    (``PointCloudConfig.pt_norm``, not GeSS) sits between ``lin_out`` and its ReLU."""
 
-    def __init__(self, channels: int, pos_dim: int, edge_channels: int, delta: str = "position") -> None:
+    def __init__(self, channels: int, pos_dim: int, edge_channels: int, delta: str = "position",
+                 norm: str | None = None) -> None:
         super().__init__()
         c = channels
         self.lin_in = nn.Linear(c, c)
@@ -699,6 +701,7 @@ class _TransformerBlock(nn.Module):
         else:
             self.pos_nn = nn.Linear(pos_dim, c)
         self.uses_edges = bool(edge_channels) and delta == "position"
+        self.norm = make_norm(norm, c)  # nn.Identity for GeSS's block (norm=None)
 
     def forward(self, h: Tensor, pos: Tensor, edge_index: Tensor, geom: Tensor | None,
                 encoder: nn.Linear | None, edge_weight: Tensor | None) -> Tensor:
@@ -716,7 +719,7 @@ class _TransformerBlock(nn.Module):
         msg = alpha * val
         if edge_weight is not None:
             msg = msg * edge_weight
-        return F.relu(self.lin_out(_sum_at(msg, i, h.size(0))))
+        return F.relu(self.norm(self.lin_out(_sum_at(msg, i, h.size(0)))))
 
 
 class PointTransformer(PointCloudBackbone):
@@ -733,7 +736,7 @@ class PointTransformer(PointCloudBackbone):
         super().__init__(in_channels, out_channels, config)
         cfg = self.config
         self.layers = nn.ModuleList(
-            _TransformerBlock(cfg.hidden_channels, cfg.pos_dim, self.edge_dim, cfg.pt_delta)
+            _TransformerBlock(cfg.hidden_channels, cfg.pos_dim, self.edge_dim, cfg.pt_delta, cfg.pt_norm)
             for _ in range(cfg.num_layers)
         )
         if cfg.pt_delta == "edge_mlp":  # each block's MLP reads the raw edge features
