@@ -418,6 +418,16 @@ def test_track_epochs_and_edge_features_apply_to_the_track_jobs_only():
         "edge_features": "distance_direction_beam_abs"}
     assert gess.model_overrides(gess.DATASETS["moleculeace-scaffold"], st) == {}
     assert gess.model_overrides(gess.DATASETS["track-pileup-pu50"], gess.Settings()) == {}
+    # track_pt_norm: the Track Point Transformer jobs only
+    st = gess.Settings.from_mapping({**settings, "track_pt_norm": "batch"})
+    track = gess.DATASETS["track-signal-tau3mu"]
+    assert gess.model_overrides(track, st, "pointtransformer") == {
+        "edge_features": "distance_direction_beam_abs", "pt_norm": "batch"}
+    for backbone in ("egnn", "dgcnn", None):
+        assert "pt_norm" not in gess.model_overrides(track, st, backbone)
+    assert gess.model_overrides(gess.DATASETS["moleculeace-scaffold"], st, "pointtransformer") == {}
+    with pytest.raises(ValueError, match="track_pt_norm must be"):
+        gess.Settings(track_pt_norm="group")
     with pytest.raises(ValueError, match="track_edge_features must be one of"):
         gess.Settings(track_edge_features="beam")
     with pytest.raises(ValueError, match="track_max_epochs"):
@@ -759,3 +769,5 @@ def test_report_names_the_track_settings_of_ours_on_track_tables_only():
     assert "pT >= 1.0 GeV" in ours_not_gess([rec("track-signal-tau3mu", track_signal_min_pt_gev=1.0)])
     assert ours_not_gess([rec("moleculeace-scaffold", **ours)]) == ""
     assert ours_not_gess([rec("track-pileup-pu50", track_batch_size=16)]) == ""
+    assert "Point Transformer blocks with batch norm" in ours_not_gess(
+        [rec("track-pileup-pu50", track_pt_norm="batch")])

@@ -83,12 +83,18 @@ def train_config(name: str, algorithm: str, settings: Settings | Mapping[str, An
     return cfg.replace(**changes) if changes else cfg
 
 
-def model_overrides(case, settings: Settings) -> dict[str, Any]:
-    """Backbone config fields the suite's settings change for ``case``: ``edge_features`` for
-    the Track cases when ``track_edge_features`` is set (ours; unset: GeSS's)."""
-    if case.family == "track" and settings.track_edge_features:
-        return {"edge_features": settings.track_edge_features}
-    return {}
+def model_overrides(case, settings: Settings, backbone: str | None = None) -> dict[str, Any]:
+    """Backbone config fields the suite's settings change for ``case`` (ours; unset: GeSS's):
+    ``edge_features`` for the Track cases when ``track_edge_features`` is set, and ``pt_norm``
+    for the Track Point Transformer jobs when ``track_pt_norm`` is."""
+    out: dict[str, Any] = {}
+    if case.family != "track":
+        return out
+    if settings.track_edge_features:
+        out["edge_features"] = settings.track_edge_features
+    if settings.track_pt_norm and backbone == "pointtransformer":
+        out["pt_norm"] = settings.track_pt_norm
+    return out
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -111,7 +117,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     device = job.get("device", "auto")
     model = seeded(
         lambda: build_model(BACKBONES[params["backbone"]], in_ch, 1, categorical=categorical, k=case.knn_k,
-                            **model_overrides(case, st)),
+                            **model_overrides(case, st, params["backbone"])),
         seed,
     )
     eval_parts = {k: v for k, v in parts.items() if k in _EVAL_PARTS}

@@ -92,6 +92,8 @@ def ours_not_gess(records: Sequence[dict[str, Any]]) -> str:
     for st in (Settings.from_record(r) for r in track):
         if st.track_edge_features:
             parts.append(f"Track edges {st.track_edge_features} (GeSS: the direction in the coordinates' frame)")
+        if st.track_pt_norm:
+            parts.append(f"Point Transformer blocks with {st.track_pt_norm} norm (GeSS: none)")
         if st.track_max_epochs:
             parts.append(f"{st.track_max_epochs} Track epochs")
         if st.track_signal_min_pt_gev is not None:

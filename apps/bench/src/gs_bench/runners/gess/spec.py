@@ -214,6 +214,13 @@ class Settings(TypedSettings):
         "direction in the centre's (r, theta, phi) frame about the beam axis, in absolute value "
         "(issue 29: ci-size EGNN learns the straight tracks in a few epochs with it, not in 8 "
         "with GeSS's frame)")
+    track_pt_norm: str | None = setting(
+        None, cite=_OURS + "GeSS's Point Transformer block, which has no normalisation)",
+        allowed="batch, layer or unset",
+        doc="a norm inside each Point Transformer block of the Track jobs (gs_models "
+        "PointCloudConfig.pt_norm): with GeSS's all-ones point features the block's output is a "
+        "constant plus a small geometric term, and ci-size Point Transformer learns nothing without "
+        "it (issue 29)")
     fidelity_max_epochs: int | None = setting(
         None, cite=_OURS + "max_epochs)", allowed="> 0 or unset",
         doc="epochs of the fidelity-shift jobs: the stand-in's 249 training molecules make 4 steps "
@@ -248,6 +255,8 @@ class Settings(TypedSettings):
             if self.track_edge_features not in EDGE_FEATURES:
                 raise ValueError(f"track_edge_features must be one of {', '.join(EDGE_FEATURES)} or unset, "
                                  f"got {self.track_edge_features!r}")
+        if self.track_pt_norm is not None and self.track_pt_norm not in ("batch", "layer"):
+            raise ValueError(f"track_pt_norm must be 'batch', 'layer' or unset, got {self.track_pt_norm!r}")
         if isinstance(self.norm_stats_graphs, bool) or not isinstance(self.norm_stats_graphs, int) \
                 or self.norm_stats_graphs < 0:
             raise ValueError(f"norm_stats_graphs must be an integer >= 0 (0: off), got {self.norm_stats_graphs!r}")
