@@ -115,6 +115,8 @@ def train(args: argparse.Namespace) -> None:
         cfg = cfg.replace(lr=args.lr)
     in_ch = 1 if args.features == "ones" else 4
     extra = {"pt_delta": args.pt_delta} if args.pt_delta != "position" else {}
+    if args.pt_norm != "none":
+        extra["pt_norm"] = args.pt_norm
     model = seeded(lambda: build_model(G.BACKBONES[args.backbone], in_ch, 1, categorical=False,
                                        k=case.knn_k, edge_features=args.edge_features, pool=args.pool,
                                        **extra),
@@ -125,7 +127,7 @@ def train(args: argparse.Namespace) -> None:
                                                         for p, m in e.metrics.items()), flush=True))
     rec = {"dataset": name, "backbone": args.backbone, "algorithm": "erm", "seed": args.seed,
            "export": meta, "device": args.device, "edge_features": args.edge_features, "pool": args.pool,
-           "coords": args.coords, "features": args.features, "pt_delta": args.pt_delta,
+           "coords": args.coords, "features": args.features, "pt_delta": args.pt_delta, "pt_norm": args.pt_norm,
            "gpu": torch.cuda.get_device_name(0) if args.device.startswith("cuda") else None,
            "torch": torch.__version__, "epochs_run": res.epochs_run, "batch_size": cfg.batch_size,
            "lr": cfg.lr, "norm_stats_graphs": cfg.norm_stats_graphs, "sizes": {p: len(v) for p, v in parts.items()},
@@ -170,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--pt-delta", choices=("position", "edge_mlp"), default="position",
                    help="Point Transformer's positional term (gs-models pt_delta; GeSS: position; "
                         "edge_mlp is a probe, not GeSS)")
+    t.add_argument("--pt-norm", choices=("none", "batch", "layer"), default="none",
+                   help="norm inside each Point Transformer block (gs-models pt_norm; GeSS: none; "
+                        "batch is the gess ci profile's track_pt_norm)")
     t.add_argument("--max-train", type=int, default=None)
     t.add_argument("--features", choices=("ones", "ones_pos"), default="ones",
                    help="point features: GeSS's all-ones (Track config only_ones) or ones + coordinates (a probe)")

@@ -12,7 +12,8 @@
 # Writes $OUT/<run>.json and .log per run (4 runs, 8 files): EGNN ERM on the 2,243 training
 # events at GeSS's batch of 256, with GeSS's edge direction (the paper profile) and with the
 # ci profile's beam frame in absolute value, 120 epochs each; then DGCNN and Point Transformer
-# with the beam frame, 60 epochs (what the ci profile could not show for them).
+# with the beam frame, 60 epochs (Point Transformer with the ci profile's batch norm in its
+# blocks, track_pt_norm; what the ci profile could not show for them).
 set -euo pipefail
 mode=${1:?usage: track_gpu_session.sh cuda|cpu-smoke}
 out=${OUT:-/tmp/track-gpu-session}
@@ -28,13 +29,13 @@ else
     echo "track_gpu_session.sh: mode must be cuda or cpu-smoke, got '$mode'" >&2; exit 2
 fi
 [ -f "$data" ] || { echo "track_gpu_session.sh: $data is missing: export it first (see the header)" >&2; exit 2; }
-run() {  # name backbone epochs edge_features
+run() {  # name backbone epochs edge_features [more train flags]
     "${PYTHON:-python3}" "$job" train "$data" --device "$dev" --backbone "$2" --epochs "$3" --batch-size 256 \
-        --edge-features "$4" "${extra[@]}" --out "$out/$1.json" > "$out/$1.log" 2>&1 \
+        --edge-features "$4" "${@:5}" "${extra[@]}" --out "$out/$1.json" > "$out/$1.log" 2>&1 \
         || echo "run $1 failed (exit $?): see $1.log"
     tail -n 1 "$out/$1.log" | cut -c1-400
 }
 run K-pileup2250-egnn-gess egnn "$long" distance_direction
 run L-pileup2250-egnn-beamabs egnn "$long" distance_direction_beam_abs
 run M-pileup2250-dgcnn-beamabs dgcnn "$short" distance_direction_beam_abs
-run N-pileup2250-pt-beamabs pointtransformer "$short" distance_direction_beam_abs
+run N-pileup2250-pt-beamabs-bn pointtransformer "$short" distance_direction_beam_abs --pt-norm batch
