@@ -7,7 +7,7 @@
 #   python apps/bench/checks/track_gpu_job.py export --dataset track-pileup-pu50 \
 #       --sizes 1500,1500,200,100,100,200 --out .gpu/pileup-2250.npz
 #   bash apps/bench/checks/track_gpu_session.sh cpu-smoke       # 1 epoch of 32 events, here
-# (PYTHON: the interpreter, default python3.) There (the device tool, carry [".gpu"], timeout ~480 s; H100 run H took 97 s for 80 epochs):
+# (PYTHON: the interpreter, default python3.) There (the device tool, carry [".gpu/pileup-2250.npz"] (38.5 MB; the whole .gpu/ can pass the 64 MiB carry limit), timeout ~480 s; H100 run H took 97 s for 80 epochs):
 #   bash apps/bench/checks/track_gpu_session.sh cuda
 # Writes $OUT/<run>.json and .log per run (4 runs, 8 files): EGNN ERM on the 2,243 training
 # events at GeSS's batch of 256, with GeSS's edge direction (the paper profile) and with the
