@@ -62,17 +62,13 @@ def main(argv: list[str]) -> int:
         print(f"archive_in_progress: error: {run} is not a gs-bench run folder (no results/ and one run-*.json)",
               file=sys.stderr)
         return 2
+    from gs_bench.store import ResultsStore, atomic_write_text
+
     info = json.loads(infos[0].read_text())
-    records = []
-    for f in sorted((run / "results").glob("*.json")):
-        rec = json.loads(f.read_text())
-        if rec.get("status") == "ok":
-            records.append(rec)
-    records.sort(key=lambda r: r["key"])
+    # the store's reader, sorted by key; read-only (quarantine=False): the run may still be going
+    records = [r for r in ResultsStore(run, quarantine=False).records() if r["status"] == "ok"]
     dest.mkdir(parents=True, exist_ok=True)
-    tmp = dest / "results.jsonl.tmp"
-    tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
-    tmp.replace(dest / "results.jsonl")
+    atomic_write_text(dest / "results.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
     shutil.copy2(infos[0], dest / infos[0].name)
 
     by = defaultdict(Counter)
@@ -92,7 +88,7 @@ def main(argv: list[str]) -> int:
         lines.append(f"- {k}: " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())))
     lines.append("- CPU seconds (wall, 1 worker, nice 19) per method/model: "
                  + ", ".join(f"{m} {s:,.0f}" for m, s in sorted(wall.items())))
-    (dest / "PROGRESS.md").write_text("\n".join(lines) + "\n")
+    atomic_write_text(dest / "PROGRESS.md", "\n".join(lines) + "\n")
     print(f"{len(records)} of {info['jobs']} records -> {dest}")
     return 0
 

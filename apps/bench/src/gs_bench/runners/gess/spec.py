@@ -255,8 +255,12 @@ class Settings(TypedSettings):
             if self.track_edge_features not in EDGE_FEATURES:
                 raise ValueError(f"track_edge_features must be one of {', '.join(EDGE_FEATURES)} or unset, "
                                  f"got {self.track_edge_features!r}")
-        if self.track_pt_norm is not None and self.track_pt_norm not in ("batch", "layer"):
-            raise ValueError(f"track_pt_norm must be 'batch', 'layer' or unset, got {self.track_pt_norm!r}")
+        if self.track_pt_norm is not None:
+            from gs_models.configs import NORMS  # torch-free, as EDGE_FEATURES above
+
+            if self.track_pt_norm not in NORMS:
+                raise ValueError(f"track_pt_norm must be one of {', '.join(n for n in NORMS if n)} or unset, "
+                                 f"got {self.track_pt_norm!r}")
         if isinstance(self.norm_stats_graphs, bool) or not isinstance(self.norm_stats_graphs, int) \
                 or self.norm_stats_graphs < 0:
             raise ValueError(f"norm_stats_graphs must be an integer >= 0 (0: off), got {self.norm_stats_graphs!r}")
