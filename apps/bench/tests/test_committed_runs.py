@@ -8,7 +8,8 @@ that may change what a finished run reports or which job a record answers:
   run folders' own ``report.md`` files are older than that and are not the reference; the
   ci-gess run of 2026-11-26 moved to ``ci-gess/gess-frame-8ep`` with its golden file, and
   ``ci-gess.report.md`` is now the report of issue 29's beam-frame run, written at 5b5167d's
-  successor when it was committed);
+  successor when it was committed; the 20-epoch run with Point Transformer's batch norm moved
+  to ``ci-gess/pt-norm-20ep`` when the profile went to 30 Track epochs);
 * the job keys of the shipped suites, for fixed versions and data fingerprints, are those main
   computed at 1f50d64 (a digest per suite and profile), and each committed run's suite file,
   loaded again, gives exactly the settings dict its records hold (the dict that enters the
@@ -34,7 +35,7 @@ MEASURED = Path(__file__).resolve().parents[1] / "measured"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 #: run folders under measured/ (a "/" for one inside another); golden file: "/" written as "--"
 RUNS = ["ci-lebed", "ci-edgewise", "ci-structural-shifts", "ci-structural-shifts-good", "ci-gess",
-        "ci-gess/gess-frame-8ep"]
+        "ci-gess/gess-frame-8ep", "ci-gess/pt-norm-20ep"]
 
 
 def _golden(name: str) -> Path:
@@ -60,7 +61,8 @@ def test_committed_run_reports_byte_for_byte_as_before(name, tmp_path):
 #: sha256 (first 16 hex) of the sorted job keys of every shipped suite and profile, with
 #: versions {"gs-bench": "0.1.0"} and no data fingerprints, as main computed them at 1f50d64
 #: (gess ci: changed on purpose by issue 29's Track settings, track_max_epochs = 20 and
-#: track_edge_features, and Track DIR / LRI left out of it; again by track_pt_norm = "batch")
+#: track_edge_features, and Track DIR / LRI left out of it; again by track_pt_norm = "batch";
+#: again by track_max_epochs = 30)
 KEY_DIGESTS = {
     ("structural-shifts", "demo"): "cb71fafb52945d41",
     ("structural-shifts", "ci"): "d609bf3e551ab8e9",
@@ -75,7 +77,7 @@ KEY_DIGESTS = {
     ("lebed", "paper"): "ba034351ff1350db",
     ("lebed", "full"): "ba034351ff1350db",
     ("gess", "demo"): "1219038ddf6e618b",
-    ("gess", "ci"): "b17fda17ead9c470",
+    ("gess", "ci"): "b334b72ed91dc538",
     ("gess", "paper"): "07ebfad8ec0a3e97",
     ("gess", "full"): "ca0d91176525a790",
 }
