@@ -5,7 +5,8 @@
 
 Writes ``DEST/results.jsonl`` (every finished record of ``RUN_FOLDER/results``, one per line,
 sorted by job key), copies ``RUN_FOLDER/run-*.json`` and writes ``DEST/PROGRESS.md``: how many
-of the run's jobs are finished, per grid value, with their wall times. ``gs-bench report DEST``
+of the run's jobs are finished, per grid value, with their wall times and, for records that
+store it, the median CPU seconds per job (``cpu_time_s``). ``gs-bench report DEST``
 draws the tables of what is there; the run itself resumes from ``RUN_FOLDER`` with its own
 command. Exit status 2 on a folder that is not a run folder.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import statistics
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -73,10 +75,14 @@ def main(argv: list[str]) -> int:
 
     by = defaultdict(Counter)
     wall = defaultdict(float)
+    cpu = defaultdict(list)
     for r in records:
         for k, v in r["job"]["params"].items():
             by[k][v] += 1
-        wall[r["job"]["params"].get("method") or r["job"]["params"].get("model")] += r["wall_time_s"]
+        name = r["job"]["params"].get("method") or r["job"]["params"].get("model")
+        wall[name] += r["wall_time_s"]
+        if r.get("cpu_time_s") is not None:  # records written before gs-bench stored it have none
+            cpu[name].append(r["cpu_time_s"])
     lines = [f"# {info['suite']} ({info['profile']}): in progress", "",
              f"{len(records)} of {info['jobs']} jobs finished (records in results.jsonl; "
              f"code of git revision {info.get('environment', {}).get('git_revision', '?')[:12]}).",
@@ -86,8 +92,13 @@ def main(argv: list[str]) -> int:
              f"{run}` makes it from these records first.", ""]
     for k, counts in by.items():
         lines.append(f"- {k}: " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())))
-    lines.append("- CPU seconds (wall, 1 worker, nice 19) per method/model: "
+    lines.append("- wall seconds per method/model, summed (includes any time the run was paused or "
+                 "shared the machine, so not a cost): "
                  + ", ".join(f"{m} {s:,.0f}" for m, s in sorted(wall.items())))
+    if cpu:
+        lines.append("- CPU seconds per job (median over the records that store `cpu_time_s`, "
+                     "their count in brackets): "
+                     + ", ".join(f"{m} {statistics.median(v):,.0f} ({len(v)})" for m, v in sorted(cpu.items())))
     atomic_write_text(dest / "PROGRESS.md", "\n".join(lines) + "\n")
     print(f"{len(records)} of {info['jobs']} records -> {dest}")
     return 0

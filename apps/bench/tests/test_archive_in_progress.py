@@ -47,3 +47,20 @@ def test_restore_from_a_folder_without_an_archive_exits_2(tmp_path):
     p = _run("--restore", str(tmp_path / "nothing"), str(tmp_path / "run"))
     assert p.returncode == 2 and "holds no archived run" in p.stderr
     assert _run(str(tmp_path / "nothing"), str(tmp_path / "x")).returncode == 2
+
+
+def test_progress_gives_the_median_cpu_seconds_of_the_records_that_store_them(tmp_path):
+    run = tmp_path / "run"
+    (run / "results").mkdir(parents=True)
+    (run / "run-lebed.json").write_text(json.dumps({"suite": "lebed", "profile": "ci", "jobs": 4}))
+    # wall times inflated by a pause; CPU seconds 10, 30, 20 and one older record without them
+    for key, cpu in (("a1", 10.0), ("b2", 30.0), ("c3", 20.0), ("d4", None)):
+        rec = dict(_record(key), wall_time_s=1000.0)
+        if cpu is not None:
+            rec["cpu_time_s"] = cpu
+        (run / "results" / f"{key}.json").write_text(json.dumps(rec))
+    dest = tmp_path / "committed"
+    assert _run(str(run), str(dest)).returncode == 0
+    progress = (dest / "PROGRESS.md").read_text()
+    assert "gcn 20 (3)" in progress  # the median of 10, 20, 30 over the 3 records that have it
+    assert "gcn 4,000" in progress  # the summed wall seconds, named as such

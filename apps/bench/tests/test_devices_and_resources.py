@@ -194,3 +194,20 @@ def test_the_device_is_resolved_exactly_once_per_job(suite, tmp_path, monkeypatc
     assert record["device"] == "cpu" or record["device"].startswith("cuda")
     # and a name handed to gs-algos directly still resolves (users who call it without gs-bench)
     assert isinstance(dev.as_device("auto"), torch.device) and len(calls) == 2
+
+
+def test_a_record_stores_the_cpu_seconds_of_its_job(tmp_path, monkeypatch):
+    """``cpu_time_s``: the process's CPU seconds over the job (``time.process_time``), which a
+    paused or crowded run does not inflate as it does ``wall_time_s`` (issue 30's estimates)."""
+    import time
+
+    from gs_bench.executors import run_one
+
+    (tmp_path / "cpu_probe_runner.py").write_text("def run_job(job):\n    return {'ok': 1}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ticks = iter([5.0, 7.5])
+    monkeypatch.setattr(time, "process_time", lambda: next(ticks, 7.5))
+    record = run_one("cpu_probe_runner:run_job", {"key": "k", "params": {}, "seed": 0}, device="cpu")
+    assert record["status"] == "ok", record["error"]
+    assert record["cpu_time_s"] == 2.5
+    assert record["wall_time_s"] >= 0

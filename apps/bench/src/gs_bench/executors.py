@@ -227,7 +227,8 @@ def run_one(
     and reaches the runner as ``job["device"]``, a :class:`torch.device` (e.g. ``cuda:0``) that
     the runner passes down unchanged (the job's one resolution; the record stores its name); the
     record keeps ``job`` as it was given (neither enters the job key) and stores the device
-    used and the worker (:func:`worker_info`). ``threads``: torch threads of the job (default
+    used, the worker (:func:`worker_info`), ``wall_time_s`` and ``cpu_time_s`` (the process's
+    CPU seconds over the job, all threads: what the job cost, whatever else ran beside it). ``threads``: torch threads of the job (default
     1). With ``capture_log`` the job's log is returned in the record as ``log`` (text) instead
     of written to ``log_path``: the Ray executor's tasks hand it to the driver.
     """
@@ -244,7 +245,7 @@ def run_one(
             root.removeHandler(h)
         root.addHandler(handler)
         root.setLevel(logging.INFO)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     jlog = logging.getLogger(__name__)
     threads = int(threads) if threads else 1
     used = device
@@ -298,6 +299,9 @@ def run_one(
         "error": error,
         "metrics": metrics,
         "wall_time_s": round(time.perf_counter() - start, 3),
+        # CPU seconds of this process (all its threads) over the job: unlike the wall time, not
+        # inflated by other load or by a run that was paused (SIGSTOP) while the job ran
+        "cpu_time_s": round(time.process_time() - cpu_start, 3),
         "device": used,
         "worker": worker_info(used, threads),
     }
