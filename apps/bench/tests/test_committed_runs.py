@@ -9,7 +9,8 @@ that may change what a finished run reports or which job a record answers:
   ci-gess run of 2026-11-26 moved to ``ci-gess/gess-frame-8ep`` with its golden file, and
   ``ci-gess.report.md`` is now the report of issue 29's beam-frame run, written at 5b5167d's
   successor when it was committed; the 20-epoch run with Point Transformer's batch norm moved
-  to ``ci-gess/pt-norm-20ep`` when the profile went to 30 Track epochs);
+  to ``ci-gess/pt-norm-20ep`` when the profile went to 30 Track epochs, and that run to
+  ``ci-gess/pt-30ep`` when Point Transformer's positional term became the edge-feature MLP);
 * the job keys of the shipped suites, for fixed versions and data fingerprints, are those main
   computed at 1f50d64 (a digest per suite and profile), and each committed run's suite file,
   loaded again, gives exactly the settings dict its records hold (the dict that enters the
@@ -35,7 +36,7 @@ MEASURED = Path(__file__).resolve().parents[1] / "measured"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 #: run folders under measured/ (a "/" for one inside another); golden file: "/" written as "--"
 RUNS = ["ci-lebed", "ci-edgewise", "ci-structural-shifts", "ci-structural-shifts-good", "ci-gess",
-        "ci-gess/gess-frame-8ep", "ci-gess/pt-norm-20ep"]
+        "ci-gess/gess-frame-8ep", "ci-gess/pt-norm-20ep", "ci-gess/pt-30ep"]
 
 
 def _golden(name: str) -> Path:
@@ -62,7 +63,7 @@ def test_committed_run_reports_byte_for_byte_as_before(name, tmp_path):
 #: versions {"gs-bench": "0.1.0"} and no data fingerprints, as main computed them at 1f50d64
 #: (gess ci: changed on purpose by issue 29's Track settings, track_max_epochs = 20 and
 #: track_edge_features, and Track DIR / LRI left out of it; again by track_pt_norm = "batch";
-#: again by track_max_epochs = 30)
+#: again by track_max_epochs = 30; again by track_pt_delta = "edge_mlp")
 KEY_DIGESTS = {
     ("structural-shifts", "demo"): "cb71fafb52945d41",
     ("structural-shifts", "ci"): "d609bf3e551ab8e9",
@@ -77,7 +78,7 @@ KEY_DIGESTS = {
     ("lebed", "paper"): "ba034351ff1350db",
     ("lebed", "full"): "ba034351ff1350db",
     ("gess", "demo"): "1219038ddf6e618b",
-    ("gess", "ci"): "b334b72ed91dc538",
+    ("gess", "ci"): "f27c4664e714141b",
     ("gess", "paper"): "07ebfad8ec0a3e97",
     ("gess", "full"): "ca0d91176525a790",
 }

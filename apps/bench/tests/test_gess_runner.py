@@ -428,6 +428,19 @@ def test_track_epochs_and_edge_features_apply_to_the_track_jobs_only():
     assert gess.model_overrides(gess.DATASETS["moleculeace-scaffold"], st, "pointtransformer") == {}
     with pytest.raises(ValueError, match="track_pt_norm must be"):
         gess.Settings(track_pt_norm="group")
+    # track_pt_delta: likewise, and the model it builds has the edge-MLP positional term
+    st = gess.Settings.from_mapping({**settings, "track_pt_norm": "batch", "track_pt_delta": "edge_mlp"})
+    over = gess.model_overrides(track, st, "pointtransformer")
+    assert over == {"edge_features": "distance_direction_beam_abs", "pt_norm": "batch",
+                    "pt_delta": "edge_mlp"}
+    for backbone in ("egnn", "dgcnn", None):
+        assert "pt_delta" not in gess.model_overrides(track, st, backbone)
+    from gs_models import PointCloudConfig, PointTransformer
+
+    model = PointTransformer(1, 2, PointCloudConfig(model="pointtransformer", hidden_channels=8, **over))
+    assert all(layer.delta == "edge_mlp" for layer in model.layers)
+    with pytest.raises(ValueError, match="track_pt_delta must be one of position, edge_mlp"):
+        gess.Settings(track_pt_delta="mlp")
     with pytest.raises(ValueError, match="track_edge_features must be one of"):
         gess.Settings(track_edge_features="beam")
     with pytest.raises(ValueError, match="track_max_epochs"):
@@ -771,3 +784,5 @@ def test_report_names_the_track_settings_of_ours_on_track_tables_only():
     assert ours_not_gess([rec("track-pileup-pu50", track_batch_size=16)]) == ""
     assert "Point Transformer blocks with batch norm" in ours_not_gess(
         [rec("track-pileup-pu50", track_pt_norm="batch")])
+    assert "positional term edge_mlp" in ours_not_gess([rec("track-pileup-pu50", track_pt_delta="edge_mlp")])
+    assert ours_not_gess([rec("track-pileup-pu50", track_pt_delta="position")]) == ""

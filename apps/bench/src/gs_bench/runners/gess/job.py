@@ -85,8 +85,9 @@ def train_config(name: str, algorithm: str, settings: Settings | Mapping[str, An
 
 def model_overrides(case, settings: Settings, backbone: str | None = None) -> dict[str, Any]:
     """Backbone config fields the suite's settings change for ``case`` (ours; unset: GeSS's):
-    ``edge_features`` for the Track cases when ``track_edge_features`` is set, and ``pt_norm``
-    for the Track Point Transformer jobs when ``track_pt_norm`` is."""
+    ``edge_features`` for the Track cases when ``track_edge_features`` is set, and ``pt_norm`` /
+    ``pt_delta`` for the Track Point Transformer jobs when ``track_pt_norm`` /
+    ``track_pt_delta`` are."""
     out: dict[str, Any] = {}
     if case.family != "track":
         return out
@@ -94,6 +95,8 @@ def model_overrides(case, settings: Settings, backbone: str | None = None) -> di
         out["edge_features"] = settings.track_edge_features
     if settings.track_pt_norm and backbone == "pointtransformer":
         out["pt_norm"] = settings.track_pt_norm
+    if settings.track_pt_delta and backbone == "pointtransformer":
+        out["pt_delta"] = settings.track_pt_delta
     return out
 
 

@@ -94,6 +94,9 @@ def ours_not_gess(records: Sequence[dict[str, Any]]) -> str:
             parts.append(f"Track edges {st.track_edge_features} (GeSS: the direction in the coordinates' frame)")
         if st.track_pt_norm:
             parts.append(f"Point Transformer blocks with {st.track_pt_norm} norm (GeSS: none)")
+        if st.track_pt_delta and st.track_pt_delta != "position":
+            parts.append(f"Point Transformer's positional term {st.track_pt_delta} "
+                         "(GeSS: linear in p_i - p_j)")
         if st.track_max_epochs:
             parts.append(f"{st.track_max_epochs} Track epochs")
         if st.track_signal_min_pt_gev is not None:

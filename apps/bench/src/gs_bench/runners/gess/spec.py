@@ -221,6 +221,14 @@ class Settings(TypedSettings):
         "PointCloudConfig.pt_norm): with GeSS's all-ones point features the block's output is a "
         "constant plus a small geometric term, and ci-size Point Transformer learns nothing without "
         "it (issue 29)")
+    track_pt_delta: str | None = setting(
+        None, cite=_OURS + "GeSS's positional term, a linear map of p_i - p_j in the coordinates' "
+        "frame)", allowed="position, edge_mlp or unset",
+        doc="Point Transformer's positional term in the Track jobs (gs_models "
+        "PointCloudConfig.pt_delta): 'edge_mlp' computes it with an MLP of the kNN edges' features "
+        "(track_edge_features), so that the attention sees the frame the other backbones read; "
+        "with GeSS's term ci-size Point Transformer on Track-Signal ends at 82-86 over seeds 0-2, "
+        "with 'edge_mlp' at 89-90 (issue 29)")
     fidelity_max_epochs: int | None = setting(
         None, cite=_OURS + "max_epochs)", allowed="> 0 or unset",
         doc="epochs of the fidelity-shift jobs: the stand-in's 249 training molecules make 4 steps "
@@ -261,6 +269,12 @@ class Settings(TypedSettings):
             if self.track_pt_norm not in NORMS:
                 raise ValueError(f"track_pt_norm must be one of {', '.join(n for n in NORMS if n)} or unset, "
                                  f"got {self.track_pt_norm!r}")
+        if self.track_pt_delta is not None:
+            from gs_models.configs import PT_DELTAS
+
+            if self.track_pt_delta not in PT_DELTAS:
+                raise ValueError(f"track_pt_delta must be one of {', '.join(PT_DELTAS)} or unset, "
+                                 f"got {self.track_pt_delta!r}")
         if isinstance(self.norm_stats_graphs, bool) or not isinstance(self.norm_stats_graphs, int) \
                 or self.norm_stats_graphs < 0:
             raise ValueError(f"norm_stats_graphs must be an integer >= 0 (0: off), got {self.norm_stats_graphs!r}")
