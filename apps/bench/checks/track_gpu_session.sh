@@ -13,7 +13,8 @@
 # events at GeSS's batch of 256, with GeSS's edge direction (the paper profile) and with the
 # ci profile's beam frame in absolute value, 120 epochs each; then DGCNN and Point Transformer
 # with the beam frame, 60 epochs (Point Transformer with the ci profile's batch norm in its
-# blocks, track_pt_norm; what the ci profile could not show for them).
+# blocks and edge-feature positional term, track_pt_norm / track_pt_delta; what the ci profile
+# could not show for them).
 set -euo pipefail
 mode=${1:?usage: track_gpu_session.sh cuda|cpu-smoke}
 out=${OUT:-/tmp/track-gpu-session}
@@ -38,4 +39,4 @@ run() {  # name backbone epochs edge_features [more train flags]
 run K-pileup2250-egnn-gess egnn "$long" distance_direction
 run L-pileup2250-egnn-beamabs egnn "$long" distance_direction_beam_abs
 run M-pileup2250-dgcnn-beamabs dgcnn "$short" distance_direction_beam_abs
-run N-pileup2250-pt-beamabs-bn pointtransformer "$short" distance_direction_beam_abs --pt-norm batch
+run N-pileup2250-pt-beamabs-bn-edgemlp pointtransformer "$short" distance_direction_beam_abs --pt-norm batch --pt-delta edge_mlp
