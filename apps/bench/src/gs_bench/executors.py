@@ -228,8 +228,8 @@ def run_one(
     the runner passes down unchanged (the job's one resolution; the record stores its name); the
     record keeps ``job`` as it was given (neither enters the job key) and stores the device
     used, the worker (:func:`worker_info`), ``wall_time_s`` and ``cpu_time_s`` (the process's
-    CPU seconds over the job, all threads: what the job cost, whatever else ran beside it). ``threads``: torch threads of the job (default
-    1). With ``capture_log`` the job's log is returned in the record as ``log`` (text) instead
+    CPU seconds over the job, all threads: what the job cost, whatever else ran beside it).
+    ``threads``: torch threads of the job (default 1). With ``capture_log`` the job's log is returned in the record as ``log`` (text) instead
     of written to ``log_path``: the Ray executor's tasks hand it to the driver.
     """
     handler, buf = _log_handler(log_path, capture_log)

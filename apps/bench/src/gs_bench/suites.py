@@ -51,6 +51,7 @@ import math
 import sys
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -291,6 +292,15 @@ def check_positive(settings: Any, *names: str) -> None:
         value = getattr(settings, name)
         if value is not None and not (value > 0 and math.isfinite(value)):
             raise ValueError(f"{name} must be > 0 and finite, got {value!r}")
+
+
+def check_choice(settings: Any, name: str, choices: Sequence[Any]) -> None:
+    """Raise ``ValueError`` when setting ``name`` is set and not one of ``choices`` (``None``
+    among them is left out of the message: unset is always accepted)."""
+    value = getattr(settings, name)
+    if value is not None and value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(str(c) for c in choices if c is not None)} "
+                         f"or unset, got {value!r}")
 
 
 def check_nonnegative(settings: Any, *names: str) -> None:

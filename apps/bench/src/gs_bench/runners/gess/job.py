@@ -93,10 +93,9 @@ def model_overrides(case, settings: Settings, backbone: str | None = None) -> di
         return out
     if settings.track_edge_features:
         out["edge_features"] = settings.track_edge_features
-    if settings.track_pt_norm and backbone == "pointtransformer":
-        out["pt_norm"] = settings.track_pt_norm
-    if settings.track_pt_delta and backbone == "pointtransformer":
-        out["pt_delta"] = settings.track_pt_delta
+    if backbone == "pointtransformer":
+        pt = {"pt_norm": settings.track_pt_norm, "pt_delta": settings.track_pt_delta}
+        out.update((k, v) for k, v in pt.items() if v)
     return out
 
 

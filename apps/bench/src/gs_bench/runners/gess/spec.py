@@ -20,7 +20,7 @@ from typing import Any
 
 from gs_algos.names import builtin_method_names
 from gs_bench.runner import setting
-from gs_bench.suites import SuiteConfigError, TypedSettings, check_positive
+from gs_bench.suites import SuiteConfigError, TypedSettings, check_choice, check_positive
 
 __all__ = ["AXIS_ALIASES", "DATASETS", "BACKBONES", "ALGORITHMS", "O_FEATURE", "PAPER_TL", "LEVELS",
            "INAPPLICABLE", "GESS_HPARAMS", "TRACK_SIZES", "DOMAIN_HEADS", "PAR_LABEL_DRAWS",
@@ -257,24 +257,12 @@ class Settings(TypedSettings):
         v = self.track_signal_min_pt_gev
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
             raise ValueError(f"track_signal_min_pt_gev must be a number >= 0 or unset, got {v!r}")
-        if self.track_edge_features is not None:
-            from gs_models.configs import EDGE_FEATURES
+        if (self.track_edge_features, self.track_pt_norm, self.track_pt_delta) != (None, None, None):
+            from gs_models.configs import EDGE_FEATURES, NORMS, PT_DELTAS  # torch-free
 
-            if self.track_edge_features not in EDGE_FEATURES:
-                raise ValueError(f"track_edge_features must be one of {', '.join(EDGE_FEATURES)} or unset, "
-                                 f"got {self.track_edge_features!r}")
-        if self.track_pt_norm is not None:
-            from gs_models.configs import NORMS  # torch-free, as EDGE_FEATURES above
-
-            if self.track_pt_norm not in NORMS:
-                raise ValueError(f"track_pt_norm must be one of {', '.join(n for n in NORMS if n)} or unset, "
-                                 f"got {self.track_pt_norm!r}")
-        if self.track_pt_delta is not None:
-            from gs_models.configs import PT_DELTAS
-
-            if self.track_pt_delta not in PT_DELTAS:
-                raise ValueError(f"track_pt_delta must be one of {', '.join(PT_DELTAS)} or unset, "
-                                 f"got {self.track_pt_delta!r}")
+            check_choice(self, "track_edge_features", EDGE_FEATURES)
+            check_choice(self, "track_pt_norm", NORMS)
+            check_choice(self, "track_pt_delta", PT_DELTAS)
         if isinstance(self.norm_stats_graphs, bool) or not isinstance(self.norm_stats_graphs, int) \
                 or self.norm_stats_graphs < 0:
             raise ValueError(f"norm_stats_graphs must be an integer >= 0 (0: off), got {self.norm_stats_graphs!r}")
