@@ -50,3 +50,57 @@ def test_domain_shift_job_on_real_acdne_graphs(shared_datasets):
     for k in lebed.ESTIMATORS:
         assert len(out["scores"][k]) == 12 and np.isfinite(out["scores"][k]).all()
         assert -1 <= out[f"{k}_spearman"] <= 1
+
+
+def test_domain_mix_rho_separates_the_source_from_the_targets():
+    """Synthetic scores: rising with the error on the 16 target graphs, falling on the 6 source
+    graphs. Each part gives its own sign; the authors' mix (41:328, so 2 source graphs beside
+    16 targets) sits near the targets, the equal-thirds run far below."""
+    from scipy.stats import spearmanr
+
+    from gs_bench.runners.lebed.report import domain_mix_rho
+
+    err_t = np.linspace(0.3, 0.6, 16)
+    err_s = np.linspace(0.1, 0.4, 6)
+    errors = np.r_[err_s, err_t]
+    scores = np.r_[20 - 10 * err_s, 5 + 10 * err_t]
+    is_src = [True] * 6 + [False] * 16
+    d = domain_mix_rho(scores, errors, is_src, +1)
+    assert d["source"] == pytest.approx(-1.0)
+    assert d["target"] == pytest.approx(1.0)
+    assert d["k"] == 2
+    whole = spearmanr(errors, scores).statistic
+    assert whole < d["mix"] < 1.0
+    assert d["mix"] - whole > 0.2
+    # a falling score (orientation -1) flips every part
+    e = domain_mix_rho(-scores, errors, is_src, -1)
+    assert (e["source"], e["target"]) == pytest.approx((d["source"], d["target"]))
+    # too few graphs in a part: NaN, not a number from 2 points
+    f = domain_mix_rho(scores[4:], errors[4:], is_src[4:], +1)
+    assert np.isnan(f["source"]) and f["target"] == pytest.approx(1.0)
+
+
+def test_the_report_draws_the_domain_table_for_domain_shift_records_only():
+    from gs_bench.runners.lebed.report import tables
+    from gs_bench.runners.lebed.spec import ESTIMATORS
+
+    rng = np.random.default_rng(0)
+
+    def record(dataset, shift, groups):
+        n = len(groups)
+        errors = rng.uniform(0.2, 0.6, n).tolist()
+        scores = {k: rng.uniform(0, 1, n).tolist() for k in ESTIMATORS}
+        return {"status": "ok", "job": {"params": {"dataset": dataset, "shift": shift, "model": "gcn", "shard": 0},
+                        "seed": 0},
+                "metrics": {"errors": errors, "scores": scores, "groups": groups,
+                            "perturbations": ["feature_noise"] * n, "lebed_stop_steps": [6] * n,
+                            "lebed_stopped_early": 1.0, "num_test_graphs": n, "set_size": n}}
+
+    dom = record("acmv9", "domain", ["acmv9"] * 4 + ["citationv1"] * 4 + ["dblpv7"] * 4)
+    feat = record("planetoid-cora", "feature", [str(i) for i in range(12)])
+    titles = [t.title for t in tables([dom, feat])]
+    assert any("by test domain" in t for t in titles)
+    mix = next(t for t in tables([dom, feat]) if "by test domain" in t.title)
+    assert {r[0] for r in mix.rows} == {"acmv9 / GCN / seed 0"}
+    assert mix.rows[0][3].endswith("(4)") and mix.rows[0][4].endswith("(8)")
+    assert not any("by test domain" in t.title for t in tables([feat]))
