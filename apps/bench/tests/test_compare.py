@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gs_bench import compare as C
@@ -43,8 +44,11 @@ def test_cells_match_the_paper_when_the_records_do():
     # Table 9 ID + OOD, Table 16 SE, Table 1 drop + SE AUROC (the 50:50 SE value again)
     assert len(cs) == 5 and all(c.within and not c.beyond and c.n == 3 for c in cs)
     assert all(abs(c.delta) < 1e-6 for c in cs)
-    assert C.summary(cs) == [{"paper": "structural-shifts", "label": C.PAPERS["structural-shifts"],
-                              "cells": 5, "within": 5, "beyond": 0, "unit": "%"}]
+    [summ] = C.summary(cs)
+    # 3 cells print a spread over the authors' 3 runs (ERM ID / OOD, SE): 0.65 each expected
+    assert summ == {"paper": "structural-shifts", "label": C.PAPERS["structural-shifts"],
+                    "cells": 5, "within": 5, "beyond": 0, "unit": "%",
+                    "expected": pytest.approx(3 * C.p_within_if_exact(3, 3)), "expected_of": 3}
 
 
 def test_cells_far_from_the_paper_are_counted_beyond():
@@ -52,6 +56,33 @@ def test_cells_far_from_the_paper_are_counted_beyond():
     assert all(not c.within and c.beyond and c.delta == pytest.approx(-6.0) for c in cs)
     line = C.summary_lines(cs)[0]
     assert "5 cells, 0 within the paper's spread (0 %), 5 beyond 5 points" in line
+
+
+def test_expected_within_rate_of_a_faithful_rerun_matches_a_simulation():
+    """P(|mean of n - mean of m| <= sample std of the m) for one normal distribution: the
+    closed form against a seeded Monte Carlo of 200,000 draws (independent reference)."""
+    rng = np.random.default_rng(0)
+    for n, m in ((3, 3), (5, 5), (1, 3), (3, 75)):
+        ours = rng.standard_normal((200_000, n)).mean(1)
+        theirs = rng.standard_normal((200_000, m))
+        sim = np.mean(np.abs(ours - theirs.mean(1)) <= theirs.std(1, ddof=1))
+        assert C.p_within_if_exact(n, m) == pytest.approx(sim, abs=0.005)
+    assert C.p_within_if_exact(3, 3) == pytest.approx(0.6547, abs=1e-4)
+    with pytest.raises(ValueError, match="n_paper >= 2"):
+        C.p_within_if_exact(3, 1)
+    # no spread printed (Table 1's drop, DE's 0.00) or no known run count: no expectation
+    assert C.Cell("structural-shifts", "Table 9", "x", 3, 87.0, 85.5, 0.0, paper_n=3).expected_within is None
+    assert C.Cell("gess", "Table 3", "x", 3, 87.0, 85.5, 1.0).expected_within is None
+
+
+def test_summary_line_names_the_expected_within_count_both_ways():
+    """All cells on the paper's value: 3 of 3 within against 2 expected; all 6 points off:
+    0 of 3 within, the expectation unchanged (it depends on the run counts only)."""
+    line = C.summary_lines(C.cells(_erm_records(0.0)))[0]
+    assert "of the 3 cells with the paper's ± s over a known run count, 3 within" in line
+    assert "expects 2 (65 %)" in line
+    line = C.summary_lines(C.cells(_erm_records(-6.0)))[0]
+    assert "known run count, 0 within, a faithful rerun at these run counts expects 2 (65 %)" in line
 
 
 def test_the_papers_spread_decides_within():
