@@ -1,22 +1,27 @@
 """Diagnostic check (not part of the package): why our LeBed re-training of the MLP on the Cora
 feature shift runs ~60 steps before the D_stru rule fires while the paper's Table A1 says ~9
-(issue 30). Runs the authors' stopping logic, re-implemented line for line from
+(issue 30), and, with ``--model gin`` / ``sage`` / ..., the same comparison for the other four
+encoders of the paper (their step counts and rho against Table A1 and Table 2). Runs the
+authors' stopping logic, re-implemented line for line from
 Amanda-Zheng/LEBED ``LEBED-cora-amz/evaluator_lebed_cora-amz.py`` (cited per line below), next
 to ours (:func:`gs_algos.lebed.lebed_score`) on the same Cora feature-shift test graphs, and
 prints the step counts of each variant:
 
 ``ours``
-    the gs run: ``lebed-mlp`` preset (as configured in this checkout), our ``pretrain``, our
+    the gs run: ``lebed-<model>`` preset (as configured in this checkout), our ``pretrain``, our
     ``lebed_score`` with ``authors_config("planetoid-cora", "mlp")``.
 ``authors-loop/our-model``
     the authors' ``train_norm`` loop applied to the very same pretrained model, initial state
     and non-edge sample as ``ours``: equal counts mean the two stopping rules are the same.
 ``authors-model``
     the authors' model: ``torch_geometric.nn.MLP(in, 256, 32, num_layers=2)`` with PyG's
-    defaults (``norm="batch_norm"``: Linear, BatchNorm, ReLU, Linear) plus ``nn.Linear(32, C)``
-    (xavier weight, zero bias: ``pretrain-lebed.py:89-90``), pre-trained as
-    ``pretrain-lebed.py`` (Adam 1e-3 / 5e-4, 200 epochs on environment 0 alone in train mode,
-    checkpoint of the best environment-1 accuracy in eval mode), then their loop.
+    defaults (``norm="batch_norm"``: Linear, BatchNorm, ReLU, Linear), or PyG's ``GCN`` /
+    ``GraphSAGE`` / ``GAT`` / ``GIN`` with the same widths and defaults
+    (``evaluator_lebed_cora-amz.py:86-100``), plus ``nn.Linear(32, C)`` (xavier weight, zero
+    bias: ``pretrain-lebed.py:89-90``), pre-trained as ``pretrain-lebed.py`` (Adam 1e-3 / 5e-4,
+    200 epochs; for GIN the run script's ``--lr=0.0005 --wd=0.0005 --epochs=300``,
+    ``LEBED-cora-amz-run.sh:5-6``; on environment 0 alone in train mode, checkpoint of the best
+    environment-1 accuracy in eval mode), then their loop.
 ``ours/authors-pretrain``
     our model and ``lebed_score``, pre-trained as ``pretrain-lebed.py`` (environment 0 alone).
 ``ours/xavier-head``
@@ -25,15 +30,22 @@ prints the step counts of each variant:
 ``authors-model/our-pretrain``
     the authors' model pre-trained by our ``pretrain`` (environments 0 and 1 as one disjoint
     union: with batch norm, environment 1 enters the training batch statistics).
-``authors-model/no-BN``
+``authors-model/no-BN`` (MLP only)
     the authors' model with ``MLP(..., norm=None)``: batch norm is the one change.
 ``authors-model/their-theta0`` (with ``--authors-init DIR``)
     the authors' model started from their published initial parameters
-    (``init_cora_amazon/init_params/MLP_256_32/init_{encoder,cls_model}.pt``; Cora's EERM
-    features are 1443 wide in both pipelines).
+    (``init_cora_amazon/init_params/<MODEL>_256_32/init_{encoder,cls_model}.pt``; Cora's EERM
+    features are 1443 wide in both pipelines). ``DIR`` is that ``<MODEL>_256_32`` folder, or
+    ``init_params`` itself.
 
     OMP_NUM_THREADS=1 python apps/bench/checks/lebed_stop_steps.py --graphs 8 \
         [--authors-init DIR]
+    OMP_NUM_THREADS=1 python apps/bench/checks/lebed_stop_steps.py --model sage --graphs 16 \
+        --authors-init DIR [--variants ours,authors-model/their-theta0]
+
+Besides the step counts it prints, per variant, the Spearman rho between the pre-trained
+model's error and the LeBed score over the check's graphs (all, and per perturbation): a
+handful of graphs gives a noisy rho, so it is a direction, not Table 2's cell.
 
 Run from the repository root with GS_SHARED_DATA set (the Cora raw files); a few CPU minutes.
 The output committed next to this file is ``lebed_stop_steps.log``. Steps are reported as
@@ -53,9 +65,20 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-# the authors' cora / MLP settings (param_space.txt line "cora ... MLP": lr_frominit=0.001,
-# wd_frominit=0.0005, epochs_frominit=500, lp_margin=0.03, atleastepoch=5)
-AUTHORS = {"lr": 1e-3, "wd": 5e-4, "epochs": 500, "lp_margin": 0.03, "atleastepoch": 5}
+# the authors' cora settings per model (param_space.txt, the five "dataset='cora'" lines:
+# lr_frominit, wd_frominit, epochs_frominit, lp_margin, atleastepoch)
+AUTHORS_BY_MODEL = {
+    "gcn": {"lr": 1e-3, "wd": 5e-4, "epochs": 500, "lp_margin": 0.03, "atleastepoch": 5},
+    "gat": {"lr": 1e-3, "wd": 5e-4, "epochs": 500, "lp_margin": 0.03, "atleastepoch": 5},
+    "gin": {"lr": 1e-4, "wd": 0.0, "epochs": 500, "lp_margin": 0.04, "atleastepoch": 5},
+    "sage": {"lr": 1e-3, "wd": 5e-4, "epochs": 500, "lp_margin": 0.03, "atleastepoch": 5},
+    "mlp": {"lr": 1e-3, "wd": 5e-4, "epochs": 500, "lp_margin": 0.03, "atleastepoch": 5},
+}
+# their pre-training: pretrain-lebed.py's defaults (:252-254: lr 1e-3, wd 5e-4, 200 epochs);
+# the run script's one Cora line is GIN's (LEBED-cora-amz-run.sh:5-6)
+PRETRAIN_BY_MODEL = {m: {"lr": 1e-3, "wd": 5e-4, "epochs": 200} for m in AUTHORS_BY_MODEL}
+PRETRAIN_BY_MODEL["gin"] = {"lr": 5e-4, "wd": 5e-4, "epochs": 300}
+PYG_NAMES = {"gcn": "GCN", "sage": "GraphSAGE", "gat": "GAT", "gin": "GIN", "mlp": "MLP"}
 
 
 def authors_metric_lp(emb: torch.Tensor, pos: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
@@ -113,27 +136,37 @@ def authors_reference(forward, models, x, pos, neg):
 
 
 class AuthorsModel(nn.Module):
-    """evaluator_lebed_cora-amz.py:98-103: PyG ``MLP`` encoder (defaults) + linear classifier."""
+    """evaluator_lebed_cora-amz.py:86-103: a PyG encoder with its defaults (``MLP``, ``GCN``,
+    ``GraphSAGE``, ``GAT``, ``GIN``; 256 hidden, 32 out, 2 layers) + linear classifier."""
 
-    def __init__(self, in_ch: int, num_classes: int, norm: str | None = "batch_norm") -> None:
+    def __init__(self, in_ch: int, num_classes: int, norm: str | None = "batch_norm",
+                 model: str = "mlp") -> None:
         super().__init__()
-        from torch_geometric.nn import MLP
+        import torch_geometric.nn as pyg_nn
 
-        kw = {} if norm == "batch_norm" else {"norm": norm}  # PyG's default is batch_norm
-        self.encoder = MLP(in_channels=in_ch, hidden_channels=256, out_channels=32, num_layers=2, **kw)
+        self.is_mlp = model == "mlp"
+        if self.is_mlp:
+            kw = {} if norm == "batch_norm" else {"norm": norm}  # PyG's default is batch_norm
+            self.encoder = pyg_nn.MLP(in_channels=in_ch, hidden_channels=256, out_channels=32,
+                                      num_layers=2, **kw)
+        else:
+            self.encoder = getattr(pyg_nn, PYG_NAMES[model])(
+                in_ch, hidden_channels=256, out_channels=32, num_layers=2)
         self.cls_model = nn.Sequential(nn.Linear(32, num_classes))
         nn.init.xavier_uniform_(self.cls_model[0].weight)  # pretrain-lebed.py:89
         nn.init.constant_(self.cls_model[0].bias, 0.0)  # pretrain-lebed.py:90
 
     def forward(self, x, edge_index=None):
-        emb = self.encoder(x)
+        # evaluator_lebed_cora-amz.py:499-502: the MLP sees the features only
+        emb = self.encoder(x) if self.is_mlp else self.encoder(x, edge_index)
         return emb, self.cls_model(emb)
 
 
-def authors_pretrain(model: AuthorsModel, train_g, valid_g, epochs: int = 200) -> float:
-    """pretrain-lebed.py:108-145: Adam(lr 1e-3, wd 5e-4) for 200 epochs on the training graph
-    in train mode; keep the state of the best validation accuracy (strict ``>``) in eval mode."""
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=5e-4)  # :108, defaults :252-254
+def authors_pretrain(model: AuthorsModel, train_g, valid_g, lr: float = 1e-3, wd: float = 5e-4,
+                     epochs: int = 200) -> float:
+    """pretrain-lebed.py:108-145: Adam(lr, wd) for ``epochs`` on the training graph in train
+    mode; keep the state of the best validation accuracy (strict ``>``) in eval mode."""
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=wd)  # :108, defaults :252-254
     best, best_state = 0.0, copy.deepcopy(model.state_dict())
     for _ in range(epochs):  # :115
         model.train()  # :199-200
@@ -156,7 +189,15 @@ def flat_params(models) -> torch.Tensor:
     return torch.cat([p.detach().view(-1) for p in itertools.chain(*[m.parameters() for m in models])])
 
 
-def run_authors(name, model, init_state, graphs, indices, negs, rows):
+def error_of(model, g) -> float:
+    """The pre-trained model's test error on graph ``g`` (eval mode, argmax): LeBed's target."""
+    model.eval()
+    with torch.no_grad():
+        _, logits = model(g.x, g.edge_index)
+    return float((logits.argmax(1) != g.y).float().mean())
+
+
+def run_authors(name, model, init_state, graphs, indices, negs, rows, cfg):
     theta_star = flat_params([model])
     for i in indices:
         g = graphs[i]
@@ -166,18 +207,44 @@ def run_authors(name, model, init_state, graphs, indices, negs, rows):
         retrain.load_state_dict(init_state)  # evaluator_lebed_cora-amz.py:331-344: theta_0
         torch.manual_seed(i)
         epoch, stopped, dn = authors_train_norm(
-            lambda x: retrain(x, pos), [retrain], x, pos, neg, pseudo, theta_star, ref, AUTHORS)
-        rows.setdefault(name, {})[i] = (epoch + 1, stopped, dn, float(ref))
+            lambda x: retrain(x, pos), [retrain], x, pos, neg, pseudo, theta_star, ref, cfg)
+        rows.setdefault(name, {})[i] = (epoch + 1, stopped, dn, float(ref), error_of(model, g))
+
+
+def load_authors_init(am: AuthorsModel, init_dir: Path, model: str) -> None:
+    """``init_dir`` is ``<MODEL>_256_32`` itself or the ``init_params`` folder above it."""
+    sub = init_dir / f"{model.upper()}_256_32"
+    d = sub if sub.is_dir() else init_dir
+    am.encoder.load_state_dict(torch.load(d / "init_encoder.pt", map_location="cpu"))
+    am.cls_model.load_state_dict(torch.load(d / "init_cls_model.pt", map_location="cpu"))
+
+
+def spearman(a, b) -> float:
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(a, b).statistic) if len(a) > 2 else float("nan")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", choices=sorted(AUTHORS_BY_MODEL), default="mlp",
+                    help="the encoder of the lebed-<model> preset and of the authors' code")
     ap.add_argument("--graphs", type=int, default=8, help="test graphs, evenly spread over the 320")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--authors-init", type=Path, default=None,
-                    help="folder with the authors' init_encoder.pt / init_cls_model.pt (MLP_256_32)")
+                    help="the authors' <MODEL>_256_32 folder (init_encoder.pt / init_cls_model.pt) "
+                         "or the init_params folder above it")
+    ap.add_argument("--variants", default=None,
+                    help="comma-separated variants to run (default: all that apply)")
     args = ap.parse_args()
     torch.set_num_threads(1)
+    model_name = args.model
+    authors = AUTHORS_BY_MODEL[model_name]
+    pre = PRETRAIN_BY_MODEL[model_name]
+    wanted = None if args.variants is None else set(args.variants.split(","))
+
+    def want(name: str) -> bool:
+        return wanted is None or name in wanted
 
     import gs_data
     from gs_algos import TrainConfig, predict_node, seeded
@@ -197,69 +264,78 @@ def main() -> None:
         ei = graphs[i].edge_index.numpy()
         negs[i] = sample_non_edges(ei, graphs[i].num_nodes, ei.shape[1], np.random.default_rng(i), strict=False)
     rows: dict[str, dict[int, tuple]] = {}
+    preset = f"lebed-{model_name}"
 
     # --- ours: the runner's pre-training and lebed_score (runners/lebed.py run_job)
-    model = seeded(lambda: build_model("lebed-mlp", train_g.num_features, c), args.seed)
+    model = seeded(lambda: build_model(preset, train_g.num_features, c), args.seed)
     init_state = copy.deepcopy(model.state_dict())
     pcfg = TrainConfig(lr=1e-3, weight_decay=5e-4, max_epochs=200, patience=None, train_part="train",
                        select_on=("valid",), metric="accuracy", seed=args.seed, device="cpu")
     ones = torch.ones(valid_g.num_nodes, dtype=torch.bool)
-    pretrain(model, train_g, valid_g, train_mask=None, valid_mask=ones, num_classes=c, config=pcfg)
-    norms = sorted({type(m).__name__ for m in model.modules() if "Norm" in type(m).__name__})
-    print(f"ours: lebed-mlp modules with a norm: {norms or 'none'}", flush=True)
-    lcfg = authors_config("planetoid-cora", "mlp").with_changes(device="cpu")
+    lcfg = authors_config("planetoid-cora", model_name).with_changes(device="cpu")
 
     def run_ours(name, m, m_init):
         for i in indices:
             g = graphs[i]
             res = lebed_score(m, m_init, g.x, g.edge_index, config=lcfg, seed=i,
                               reference_output=predict_node(m, g))
-            rows.setdefault(name, {})[i] = (res.stop_step, res.stopped_early, res.score, res.reference)
+            rows.setdefault(name, {})[i] = (res.stop_step, res.stopped_early, res.score, res.reference,
+                                            error_of(m, g))
 
-    run_ours("ours", model, init_state)
+    if want("ours") or want("authors-loop/our-model"):
+        pretrain(model, train_g, valid_g, train_mask=None, valid_mask=ones, num_classes=c, config=pcfg)
+        norms = sorted({type(m).__name__ for m in model.modules() if "Norm" in type(m).__name__})
+        print(f"ours: {preset} modules with a norm: {norms or 'none'}", flush=True)
+    if want("ours"):
+        run_ours("ours", model, init_state)
 
     # --- the authors' loop on our pretrained model (same theta_0, theta*, non-edges)
-    run_authors("authors-loop/our-model", model, init_state, graphs, indices, negs, rows)
+    if want("authors-loop/our-model"):
+        run_authors("authors-loop/our-model", model, init_state, graphs, indices, negs, rows, authors)
 
     # --- our model pre-trained as the authors do (environment 0 alone), our lebed_score
-    torch.manual_seed(args.seed)
-    m2 = seeded(lambda: build_model("lebed-mlp", train_g.num_features, c), args.seed)
-    m2_init = copy.deepcopy(m2.state_dict())
-    val = authors_pretrain(m2, train_g, valid_g)
-    print(f"ours/authors-pretrain: pre-trained, best validation accuracy {val:.3f}", flush=True)
-    run_ours("ours/authors-pretrain", m2, m2_init)
+    if want("ours/authors-pretrain"):
+        torch.manual_seed(args.seed)
+        m2 = seeded(lambda: build_model(preset, train_g.num_features, c), args.seed)
+        m2_init = copy.deepcopy(m2.state_dict())
+        val = authors_pretrain(m2, train_g, valid_g, pre["lr"], pre["wd"], pre["epochs"])
+        print(f"ours/authors-pretrain: pre-trained, best validation accuracy {val:.3f}", flush=True)
+        run_ours("ours/authors-pretrain", m2, m2_init)
 
     # --- our model with the authors' classifier initialisation (xavier-uniform weight, zero
     # bias: pretrain-lebed.py:89-90; ours is torch's default), our pre-training and lebed_score
-    m3 = seeded(lambda: build_model("lebed-mlp", train_g.num_features, c), args.seed)
-    nn.init.xavier_uniform_(m3.head.weight)
-    nn.init.constant_(m3.head.bias, 0.0)
-    m3_init = copy.deepcopy(m3.state_dict())
-    pretrain(m3, train_g, valid_g, train_mask=None, valid_mask=ones, num_classes=c, config=pcfg)
-    run_ours("ours/xavier-head", m3, m3_init)
+    if want("ours/xavier-head"):
+        m3 = seeded(lambda: build_model(preset, train_g.num_features, c), args.seed)
+        nn.init.xavier_uniform_(m3.head.weight)
+        nn.init.constant_(m3.head.bias, 0.0)
+        m3_init = copy.deepcopy(m3.state_dict())
+        pretrain(m3, train_g, valid_g, train_mask=None, valid_mask=ones, num_classes=c, config=pcfg)
+        run_ours("ours/xavier-head", m3, m3_init)
 
-    # --- the authors' model (PyG MLP, batch norm by default), their pre-training and loop;
+    # --- the authors' model (PyG encoder with its defaults), their pre-training and loop;
     # "our-pretrain": the same model pre-trained by gs_algos.lebed.pretrain (one disjoint union
     # of environments 0 and 1, so the batch statistics of training include environment 1)
     variants = [("authors-model", "batch_norm", None, False),
-                ("authors-model/our-pretrain", "batch_norm", None, True),
-                ("authors-model/no-BN", None, None, False)]
+                ("authors-model/our-pretrain", "batch_norm", None, True)]
+    if model_name == "mlp":
+        variants.append(("authors-model/no-BN", None, None, False))
     if args.authors_init is not None:
         variants.append(("authors-model/their-theta0", "batch_norm", args.authors_init, False))
     for name, norm, init_dir, ours_pre in variants:
+        if not want(name):
+            continue
         torch.manual_seed(args.seed)
-        am = AuthorsModel(train_g.num_features, c, norm=norm)
+        am = AuthorsModel(train_g.num_features, c, norm=norm, model=model_name)
         if init_dir is not None:
-            am.encoder.load_state_dict(torch.load(init_dir / "init_encoder.pt", map_location="cpu"))
-            am.cls_model.load_state_dict(torch.load(init_dir / "init_cls_model.pt", map_location="cpu"))
+            load_authors_init(am, init_dir, model_name)
         a_init = copy.deepcopy(am.state_dict())
         if ours_pre:
             fit = pretrain(am, train_g, valid_g, train_mask=None, valid_mask=ones, num_classes=c, config=pcfg)
             val = fit.best.value
         else:
-            val = authors_pretrain(am, train_g, valid_g)
+            val = authors_pretrain(am, train_g, valid_g, pre["lr"], pre["wd"], pre["epochs"])
         print(f"{name}: pre-trained, best validation accuracy {val:.3f}", flush=True)
-        run_authors(name, am, a_init, graphs, indices, negs, rows)
+        run_authors(name, am, a_init, graphs, indices, negs, rows, authors)
 
     # --- table
     print()
@@ -274,6 +350,14 @@ def main() -> None:
         print(f"{k}: updates until the rule fired: median {np.median(steps):.0f}, mean {steps.mean():.1f}, "
               f"min {steps.min():.0f}, max {steps.max():.0f}; g(Z*) median {np.median([s[3] for s in v.values()]):.3f}")
     print("(* = the rule never fired within the step limit)")
+    print()
+    print("variant | rho(error, LeBed score) all | feature_noise | feature_mask | error median")
+    for k, v in rows.items():
+        cells = []
+        for kind in (None, "feature_noise", "feature_mask"):
+            ids = [i for i in v if kind is None or graphs[i].perturbation == kind]
+            cells.append(f"{spearman([v[i][4] for i in ids], [v[i][2] for i in ids]):+.2f} ({len(ids)})")
+        print(f"{k} | " + " | ".join(cells) + f" | {np.median([s[4] for s in v.values()]):.3f}")
 
 
 if __name__ == "__main__":
