@@ -104,3 +104,26 @@ def test_the_report_draws_the_domain_table_for_domain_shift_records_only():
     assert {r[0] for r in mix.rows} == {"acmv9 / GCN / seed 0"}
     assert mix.rows[0][3].endswith("(4)") and mix.rows[0][4].endswith("(8)")
     assert not any("by test domain" in t.title for t in tables([feat]))
+
+
+def test_bootstrap_interval_of_rho_holds_the_estimate_and_narrows_with_graphs():
+    """200 graphs with a strong monotone relation: a narrow interval around rho, above 0.8;
+    6 graphs of unrelated scores: a wide interval across 0. Orientation -1 mirrors it."""
+    from scipy.stats import spearmanr
+
+    from gs_bench.runners.lebed.report import bootstrap_interval
+
+    rng = np.random.default_rng(1)
+    err = rng.uniform(0, 1, 200)
+    sc = err + rng.normal(0, 0.1, 200)
+    lo, hi = bootstrap_interval(sc, err, +1)
+    rho = spearmanr(sc, err).statistic
+    assert lo < rho < hi and lo > 0.8 and hi - lo < 0.1
+    assert bootstrap_interval(-sc, err, -1) == pytest.approx((lo, hi))
+    lo6, hi6 = bootstrap_interval(rng.uniform(0, 1, 6), rng.uniform(0, 1, 6), +1)
+    assert lo6 < 0 < hi6 and hi6 - lo6 > 0.8
+    # the authors' mix: target graphs resampled, k source graphs drawn beside them
+    is_src = [True] * 20 + [False] * 180
+    mlo, mhi = bootstrap_interval(sc, err, +1, is_src, source_graphs=22)
+    assert mlo > 0.8 and mhi <= 1.0
+    assert np.isnan(bootstrap_interval(sc[:2], err[:2], +1)[0])
