@@ -524,16 +524,17 @@ LOW = {"accuracy": {"majority class": {"test_id": 0.5, "test_ood": 0.5}},
 
 
 def _record(dataset, algorithm, test_id, test_ood, metric="accuracy", baselines="low", seed=0,
-            curves=None):
+            curves=None, n_test=10_000):
     """A SYNTHETIC record: GeSS's columns as given (Test-ID at the best Val-ID epoch, Test-OOD at
     the best Val-OOD epoch), the crossed ones swapped (so a report that read Test-ID at the
     Val-OOD epoch, or Test-OOD at the Val-ID epoch, would decide otherwise);
     ``baselines="low"``: a trivial baseline far below ERM (:data:`LOW`), ``None``: none
-    (records written before them)."""
+    (records written before them); ``n_test`` samples in each test part (large by default, so
+    that a few points decide a finding)."""
     m = {"metric": metric, "level": gess.level_of(algorithm),
          "id_sel_test_id": test_id, "id_sel_test_ood": test_id,
          "ood_sel_test_id": test_ood, "ood_sel_test_ood": test_ood,
-         "sizes": {"train": 10, "iid_val": 2, "iid_test": 2, "ood_val": 2, "ood_test": 2}}
+         "sizes": {"train": 10, "iid_val": 2, "iid_test": n_test, "ood_val": 2, "ood_test": n_test}}
     if baselines is not None:
         m["baselines"] = LOW[metric] if baselines == "low" else baselines
     if curves is not None:
@@ -585,7 +586,7 @@ def test_orderings_table_decides_each_gess_finding_from_the_records():
     assert len(table.rows) == 9  # 4 shift-hurts, no-info, 2 DA, TL with N, TL concept
     assert "Test-OOD selected on Val-OOD" in table.title
     # the dataset table names the sample count of each part
-    assert "Samples per part: train 10, iid_val 2" in gess.tables(recs)[0].note
+    assert "Samples per part: train 10, iid_val 2, iid_test 10000" in gess.tables(recs)[0].note
 
 
 def test_no_finding_holds_where_erm_does_no_better_than_the_trivial_baseline():
@@ -786,3 +787,70 @@ def test_report_names_the_track_settings_of_ours_on_track_tables_only():
         [rec("track-pileup-pu50", track_pt_norm="batch")])
     assert "positional term edge_mlp" in ours_not_gess([rec("track-pileup-pu50", track_pt_delta="edge_mlp")])
     assert ours_not_gess([rec("track-pileup-pu50", track_pt_delta="position")]) == ""
+
+
+def test_metric_variance_matches_binomial_and_a_simulated_auroc():
+    """Accuracy: p (1 - p) / n. AUROC: Hanley-McNeil with two equal classes against the
+    variance of scikit-learn's roc_auc_score over 4,000 seeded binormal draws (independent
+    reference; HM is an approximation, so 15 %)."""
+    from sklearn.metrics import roc_auc_score
+
+    assert gess.metric_variance("accuracy", 0.9, 100) == pytest.approx(0.0009)
+    assert gess.metric_variance("mae", 0.5, 100) is None
+    assert gess.metric_variance("accuracy", 0.9, None) is None
+    rng = np.random.default_rng(0)
+    n = 200
+    y = np.r_[np.zeros(n // 2), np.ones(n // 2)]
+    aucs = [roc_auc_score(y, np.r_[rng.normal(0, 1, n // 2), rng.normal(1.2, 1, n // 2)])
+            for _ in range(4000)]
+    hm = gess.metric_variance("auroc", float(np.mean(aucs)), n)
+    assert hm == pytest.approx(np.var(aucs), rel=0.15)
+
+
+def test_findings_within_the_test_sets_noise_are_not_decided_both_ways():
+    """DANN 3 events above ERM on 110 Track-Signal OOD events (88.18 vs 85.45): within
+    2 standard errors (about 9 points), so not decided; the same values on 10,000 events hold,
+    and a 20-point gap on 110 events is decided. MAE with two seeds uses their spread."""
+    def signal(dann_ood, n):
+        return [_record("track-signal-tau3mu", "erm", 0.90, 94 / 110, n_test=n),
+                _record("track-signal-tau3mu", "dann", 0.90, dann_ood, n_test=n)]
+
+    got = _findings(signal(97 / 110, 110))
+    assert got[("DA (DANN)", "track-signal-tau3mu")] == "not decided: within noise"
+    row = [r for r in gess.orderings(signal(97 / 110, 110)).rows if r[0].startswith("DA (DANN)")][0]
+    assert "(Δ +2.73, 2 SE 9." in row[3]
+    assert _findings(signal(97 / 110, 10_000))[("DA (DANN)", "track-signal-tau3mu")] == "holds"
+    assert _findings(signal(0.65, 110))[("DA (DANN)", "track-signal-tau3mu")] == "does not hold"
+    # ERM's Test-ID 90.00 vs Test-OOD 85.45 on 110 events each: within noise too
+    assert got[("ERM does", "track-signal-tau3mu")].startswith("not decided: within noise")
+
+    def fid(tl_seeds):
+        return ([_record("molecular-fidelity", "erm", 0.30, 0.50, "mae", seed=s) for s in (0, 1)]
+                + [_record("molecular-fidelity", "tl-20", 0.30, v, "mae", seed=s)
+                   for s, v in enumerate(tl_seeds)])
+
+    rows = {r[0].split()[0]: r[4] for r in gess.orderings(fid((0.44, 0.46))).rows}
+    assert rows["Par-Label"] == "holds"  # 0.45 +- 0.01 against 0.50 +- 0
+    rows = {r[0].split()[0]: r[4] for r in gess.orderings(fid((0.20, 0.70))).rows}
+    assert rows["Par-Label"].startswith("not decided: within noise")  # the same mean, seeds 0.5 apart
+    # one seed of MAE: no noise estimate, the plain ordering decides and the evidence says so
+    one = [_record("molecular-fidelity", "erm", 0.30, 0.50, "mae"),
+           _record("molecular-fidelity", "tl-20", 0.30, 0.45, "mae")]
+    row = [r for r in gess.orderings(one).rows if r[0].startswith("Par-Label")][0]
+    assert row[4] == "holds" and "no noise estimate" in row[3]
+
+
+def test_pileup_closeness_and_no_info_counts_respect_the_noise():
+    def pileup(dann_ood, n):
+        return [_record("track-pileup-pu50", "erm", 0.90, 0.80, n_test=n),
+                _record("track-pileup-pu50", "dann", 0.90, dann_ood, n_test=n)]
+
+    assert _findings(pileup(0.81, 100_000))[("DA (DANN,", "track-pileup-pu50")] == "holds"
+    assert _findings(pileup(0.81, 200))[("DA (DANN,", "track-pileup-pu50")].startswith(
+        "not decided: within noise (gap ")
+    assert _findings(pileup(0.60, 200))[("DA (DANN,", "track-pileup-pu50")] == "does not hold"
+    # two no-info methods within noise of ERM: they might both be better, so not decided
+    recs = [_record("track-signal-tau3mu", "erm", 0.90, 0.80, n_test=100),
+            _record("track-signal-tau3mu", "dir", 0.90, 0.82, n_test=100),
+            _record("track-signal-tau3mu", "lri", 0.90, 0.83, n_test=100)]
+    assert _findings(recs)[("No-Info OOD", "track-signal-tau3mu")].startswith("not decided: within noise (2 of 2")

@@ -69,7 +69,9 @@ from gs_bench.runners.gess.findings import (
     FINDINGS,
     GUARD_MAE_RATIO,
     GUARD_POINTS,
+    NOISE_Z,
     learned,
+    metric_variance,
     orderings,
 )
 from gs_bench.runners.gess.job import (
@@ -118,7 +120,7 @@ __all__ = ["AXIS_ALIASES", "DATASETS", "BACKBONES", "ALGORITHMS", "O_FEATURE", "
            "graph_parts", "model_inputs", "standardize_default", "train_config", "model_overrides", "run_job",
            "pool_halves", "pretrain_cache", "order_jobs", "BASELINE_OF_METRIC", "HIT_COUNT",
            "trivial_baselines", "baseline_values", "learning_curves", "mean_curve", "figures",
-           "FINDINGS", "GUARD_POINTS", "GUARD_MAE_RATIO", "learned", "orderings",
+           "FINDINGS", "GUARD_POINTS", "GUARD_MAE_RATIO", "NOISE_Z", "learned", "metric_variance", "orderings",
            "SELECTION_COLUMNS", "tables", "same_selection_comment", "part_sizes", "RUNNER"]
 
 # the single-file runner's names of its helpers (tests and apps/bench/checks scripts read some)

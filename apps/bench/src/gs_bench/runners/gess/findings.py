@@ -12,7 +12,8 @@ from gs_bench.report import Table, group_records
 from gs_bench.runners.gess.baselines import baseline_values
 from gs_bench.runners.gess.spec import DATASETS, tl_size
 
-__all__ = ["FINDINGS", "GUARD_POINTS", "GUARD_MAE_RATIO", "learned", "orderings"]
+__all__ = ["FINDINGS", "GUARD_POINTS", "GUARD_MAE_RATIO", "NOISE_Z", "learned", "metric_variance",
+           "orderings"]
 
 #: GeSS's findings that a run can check: (id, statement, where in the paper)
 FINDINGS = (
@@ -34,6 +35,42 @@ FINDINGS = (
 GUARD_POINTS = 10.0
 #: ... or, for MAE, reaches at most this fraction of the strongest baseline's Test-ID MAE.
 GUARD_MAE_RATIO = 0.8
+
+
+#: A comparison of two values is decided only where they differ by more than this many standard
+#: errors of the difference (about 95 %); within it the verdict is "not decided: within noise".
+NOISE_Z = 2.0
+
+
+def metric_variance(metric: str, value: float, n: int | None) -> float | None:
+    """Sampling variance of one test metric on ``n`` test samples: accuracy (a fraction)
+    binomial, ``p (1 - p) / n``; AUROC Hanley and McNeil's (1982), with the ``n`` samples taken
+    as two equal classes (the records do not keep the class counts); ``None`` for MAE (no
+    per-sample spread in the records) or without ``n``."""
+    if not n or n < 2:
+        return None
+    if metric == "accuracy":
+        return value * (1.0 - value) / n
+    if metric == "auroc":
+        a, n1 = value, n / 2.0
+        q1, q2 = a / (2.0 - a), 2.0 * a * a / (1.0 + a)
+        return (a * (1.0 - a) + (n1 - 1.0) * (q1 - a * a) + (n1 - 1.0) * (q2 - a * a)) / (n1 * n1)
+    return None
+
+
+def _variance(recs: Sequence[dict[str, Any]], key: str, part: str) -> float | None:
+    """Variance of the mean over seeds of ``metrics[key]`` (a value measured on test part
+    ``part``): the test set's sampling variance (:func:`metric_variance`) plus, with two or
+    more seeds, their variance over the seed count. ``None`` where neither is known (MAE, one
+    seed)."""
+    vals = np.array([r["metrics"][key] for r in recs], float)
+    metric = recs[0]["metrics"].get("metric", "")
+    n = (recs[0]["metrics"].get("sizes") or {}).get(part)
+    test = metric_variance(metric, float(vals.mean()), n)
+    seeds = float(vals.var(ddof=1)) / len(vals) if len(vals) >= 2 else None
+    if test is None and seeds is None:
+        return None
+    return (test or 0.0) + (seeds or 0.0)
 
 
 def _ood(recs: Sequence[dict[str, Any]]) -> float:
@@ -79,7 +116,9 @@ def orderings(records: Sequence[dict[str, Any]]) -> Table:
     Val-ID epoch), means over seeds; ACC/AUC in
     %, MAE in eV (lower is better). A finding is judged only where ERM learned more than the
     strongest trivial baseline (:func:`learned`); elsewhere its verdict is "not decided" with
-    the two values. With one seed, differences of a point or two are within noise."""
+    the two values. A comparison is decided only beyond :data:`NOISE_Z` standard errors of the
+    difference (test-set sampling error, :func:`metric_variance`, plus the seeds' spread);
+    within it the verdict is "not decided: within noise" (the evidence gives Δ and 2 SE)."""
     groups = group_records(records, ("dataset", "backbone", "algorithm"))
     rows: list[list[str]] = []
     by_point: dict[tuple[str, str], dict[str, list]] = {}
@@ -96,41 +135,86 @@ def orderings(records: Sequence[dict[str, Any]]) -> Table:
         scale = 1.0 if lower else 100.0
         f = (lambda v: f"{v:.3f}") if lower else (lambda v, s=scale: f"{v * s:.2f}")
 
-        def better(a: float, b: float, lower: bool = lower) -> bool:
-            return a < b if lower else a > b
+        def compare(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]],
+                    a_side: str = "ood", b_side: str = "ood", lower: bool = lower,
+                    scale: float = scale) -> tuple[int, str]:
+            """+1 where ``a`` is better than ``b`` by more than NOISE_Z standard errors of the
+            difference, -1 where worse, 0 within; and the evidence ``(Δ ..., 2 SE ...)``. The
+            two are taken as independent samples (conservative for one shared test set); with
+            no noise estimate (MAE, one seed) the plain ordering decides, and says so."""
+            cols = {"ood": ("ood_sel_test_ood", "ood_test"), "id": ("id_sel_test_id", "iid_test")}
+            (ka, pa), (kb, pb) = cols[a_side], cols[b_side]
+            va, vb = _variance(a, ka, pa), _variance(b, kb, pb)
+            ma = _ood(a) if a_side == "ood" else _id(a)
+            mb = _ood(b) if b_side == "ood" else _id(b)
+            gain = (mb - ma) if lower else (ma - mb)
+            if va is None or vb is None:
+                return (1 if gain > 0 else -1), f"Δ {gain * scale:+.{3 if lower else 2}f}, no noise estimate"
+            margin = NOISE_Z * float(np.sqrt(va + vb))
+            sign = 0 if abs(gain) <= margin else (1 if gain > 0 else -1)
+            return sign, f"Δ {gain * scale:+.{3 if lower else 2}f}, {NOISE_Z:g} SE {margin * scale:.{3 if lower else 2}f}"
 
         erm_ood, erm_id = _ood(algos["erm"]), _id(algos["erm"])
         undecided = _guard(algos["erm"], lower, f)
 
-        def row(fid: str, evidence: str, holds: bool, where: str = f"{ds} / {bb}",
+        def row(fid: str, evidence: str, verdict: str, where: str = f"{ds} / {bb}",
                 undecided: str | None = undecided) -> None:
-            verdict = undecided or ("holds" if holds else "does not hold")
-            rows.append([text[fid][0], text[fid][1], where, evidence, verdict])
+            rows.append([text[fid][0], text[fid][1], where, evidence, undecided or verdict])
 
-        row("shift-hurts", f"ERM Test-ID {f(erm_id)}, Test-OOD {f(erm_ood)}", better(erm_id, erm_ood))
+        def decide(sign: int) -> str:
+            return {1: "holds", -1: "does not hold"}.get(sign, "not decided: within noise")
+
+        sign, note = compare(algos["erm"], algos["erm"], "id", "ood")
+        row("shift-hurts", f"ERM Test-ID {f(erm_id)}, Test-OOD {f(erm_ood)} ({note})", decide(sign))
         no_info = [a for a in ("vrex", "groupdro", "dir", "lri", "mixup") if a in algos]
         if no_info:
-            wins = [a for a in no_info if better(_ood(algos[a]), erm_ood)]
+            signs = {a: compare(algos[a], algos["erm"])[0] for a in no_info}
+            wins = [a for a in no_info if signs[a] > 0]
+            ties = [a for a in no_info if signs[a] == 0]
             ev = ", ".join(f"{a} {f(_ood(algos[a]))}" for a in no_info) + f" vs ERM {f(erm_ood)}"
-            row("no-info-rarely-helps", ev + f" ({len(wins)} of {len(no_info)} better)",
-                2 * len(wins) <= len(no_info))
+            if 2 * (len(wins) + len(ties)) <= len(no_info):
+                verdict = "holds"
+            elif 2 * len(wins) > len(no_info):
+                verdict = "does not hold"
+            else:
+                verdict = f"not decided: within noise ({len(ties)} of {len(no_info)} within {NOISE_Z:g} SE of ERM)"
+            row("no-info-rarely-helps", ev + f" ({len(wins)} of {len(no_info)} better beyond noise, "
+                f"{len(ties)} within)", verdict)
         da = [a for a in ("dann", "coral") if a in algos]
         if da and case.family == "track" and case.shift == "pileup":
-            gaps = {a: abs(_ood(algos[a]) - erm_ood) * scale for a in da}
             ev = ", ".join(f"{a} {f(_ood(algos[a]))}" for a in da) + f" vs ERM {f(erm_ood)}"
-            row("da-pileup-close", ev, max(gaps.values()) <= 3.0)
+            lo_hi = []
+            for a in da:
+                va = _variance(algos[a], "ood_sel_test_ood", "ood_test")
+                ve = _variance(algos["erm"], "ood_sel_test_ood", "ood_test")
+                m = NOISE_Z * float(np.sqrt(va + ve)) if va is not None and ve is not None else 0.0
+                gap = abs(_ood(algos[a]) - erm_ood)
+                lo_hi.append(((gap - m) * scale, (gap + m) * scale))
+            if all(hi <= 3.0 for _, hi in lo_hi):
+                verdict = "holds"
+            elif any(lo > 3.0 for lo, _ in lo_hi):
+                verdict = "does not hold"
+            else:
+                verdict = ("not decided: within noise (gap " + ", ".join(
+                    f"{max(lo, 0.0):.2f}-{hi:.2f}" for lo, hi in lo_hi) + f" points at {NOISE_Z:g} SE)")
+            row("da-pileup-close", ev, verdict)
         if "dann" in algos and case.family == "track" and case.shift == "signal":
-            row("da-signal-helps", f"DANN {f(_ood(algos['dann']))} vs ERM {f(erm_ood)}",
-                better(_ood(algos["dann"]), erm_ood))
+            sign, note = compare(algos["dann"], algos["erm"])
+            row("da-signal-helps", f"DANN {f(_ood(algos['dann']))} vs ERM {f(erm_ood)} ({note})",
+                decide(sign))
         tls = sorted((n, a) for a in algos if (n := tl_size(a)) is not None)
         if len(tls) >= 2:
             vals = [_ood(algos[a]) for _, a in tls]
             ev = ", ".join(f"TL-{n} {f(v)}" for (n, _), v in zip(tls, vals, strict=True))
-            row("tl-grows-with-n", ev, all(better(b, a) for a, b in zip(vals, vals[1:], strict=False)))
+            steps = [compare(algos[b], algos[a])[0] for (_, a), (_, b) in zip(tls, tls[1:], strict=False)]
+            verdict = ("holds" if all(x > 0 for x in steps) else
+                       "does not hold" if any(x < 0 for x in steps) else
+                       f"not decided: within noise ({steps.count(0)} of {len(steps)} steps within {NOISE_Z:g} SE)")
+            row("tl-grows-with-n", ev, verdict)
         if tls and case.shift == "fidelity":
-            vals = [_ood(algos[a]) for _, a in tls]
-            best = min(vals) if lower else max(vals)
-            row("tl-concept", f"best TL {f(best)} vs ERM {f(erm_ood)}", better(best, erm_ood))
+            best_a = (min if lower else max)((a for _, a in tls), key=lambda a: _ood(algos[a]))
+            sign, note = compare(algos[best_a], algos["erm"])
+            row("tl-concept", f"best TL {f(_ood(algos[best_a]))} vs ERM {f(erm_ood)} ({note})", decide(sign))
     return Table(
         "GeSS findings checked on this run (GeSS's columns: Test-OOD selected on Val-OOD unless named)",
         ["finding", "GeSS", "case", "ours", "on our data"],
@@ -140,6 +224,10 @@ def orderings(records: Sequence[dict[str, Any]]) -> Table:
              "is not listed. A finding is judged only where ERM learned: its Test-ID beats the "
              f"strongest trivial baseline of the dataset table by at least {GUARD_POINTS:g} points "
              f"(ACC/AUC), or its MAE is at most {GUARD_MAE_RATIO:g} x the train-mean predictor's; "
-             "elsewhere \"not decided\" gives the two values. With one seed, differences of a "
-             "point or two are within seed noise (GeSS reports means of 3 seeds).",
+             "elsewhere \"not decided\" gives the two values. A comparison is decided only "
+             f"where the two values differ by more than {NOISE_Z:g} standard errors of the "
+             "difference: the test set's sampling error (accuracy binomial, AUROC Hanley-McNeil "
+             "with two equal classes; taken as independent, which overstates it for one shared "
+             "test set) plus the seeds' spread where there are two or more; MAE with one seed has "
+             "no noise estimate and says so.",
     )
