@@ -174,7 +174,7 @@ def _domain_mix_table(records: Sequence[dict[str, Any]]) -> Table | None:
         for seed, x in pool_shards(groups[key]).items():
             if len(x["groups"]) != x["num"]:
                 continue  # records from before the groups were stored
-            is_src = [g == key[0] for g in x["groups"]]
+            is_src = [g == str(key[0]).lower() for g in x["groups"]]  # domain names: the lowered dataset names
             n_src = sum(is_src)
             for k in ESTIMATORS:
                 d = domain_mix_rho(x["scores"][k], x["errors"], is_src, ORIENT[k])
