@@ -360,3 +360,24 @@ def test_settings_values_are_checked_by_the_schema_and_read_typed():
     # the planning hooks take the settings dict of a job, or the typed object
     assert structural.max_runs(cfg.settings, 1) == structural.max_runs(st, 1) == 5  # posterior_runs
     assert structural.max_runs({}, 3) == 3 and structural.max_runs({"robustness_runs": 4}, 3) == 4
+
+
+def test_member_cache_tag_follows_the_preset_config(tmp_path, monkeypatch):
+    """A preset changed in the code (issue 30: the "+mod" SAGE of the authors) gets a new
+    member-cache tag, so a run resumed after the change retrains its members instead of
+    loading those of the old model; an unchanged preset keeps its tag."""
+    import dataclasses
+
+    import gs_models.registry as reg
+    from gs_bench.runners.structural.job import member_cache
+
+    job = {"suite": "structural-shifts", "seed": 0, "workdir": str(tmp_path),
+           "params": {"dataset": "synthetic-default", "strategy": "popularity", "ratio": "50:50",
+                      "method": "erm+mod"},
+           "settings": {"share_members": True}}
+    before = member_cache(job, "structural-shifts-mod").tag
+    assert member_cache(job, "structural-shifts-mod").tag == before
+    name, cfg, train = reg._PRESETS["structural-shifts-mod"]
+    monkeypatch.setitem(reg._PRESETS, "structural-shifts-mod",
+                        (name, dataclasses.replace(cfg, sage_self_loops=not cfg.sage_self_loops), train))
+    assert member_cache(job, "structural-shifts-mod").tag != before

@@ -228,6 +228,7 @@ def _bag_of_words(n: int, f: int, seed: int) -> torch.Tensor:
         ("sage", {"sage_aggr": "sum"}), ("sage", {"hidden_channels": 512}),
         ("gin", {"hidden_channels": 512, "gin_train_eps": True}), ("sage", {"head": "conv"}),
         ("sage", {"sage_aggr": "max"}),  # not linear: PyG's own path
+        ("sage", {"sage_self_loops": True}), ("structural-shifts-mod", {"sage_self_loops": True}),
     ],
 )
 def test_fast_path_equals_plain_pyg_path(name):
@@ -339,3 +340,67 @@ def test_edgewise_gcn_config_has_one_definition():
     assert EPFGNNConfig().backbone is EDGEWISE_GCN
     assert preset("edgewise-gmnn").q is EDGEWISE_GCN
     assert preset("edgewise-epfgnn").backbone is EDGEWISE_GCN
+
+
+def test_sage_self_loops_average_over_the_node_and_its_neighbours():
+    """``sage_self_loops``: each SAGE layer is PyG's ``SAGEConv`` on the graph with one
+    self-loop per node (DGL's ``add_self_loop`` before its ``SAGEConv``, as the
+    structural-shifts authors' data pipeline), on both paths; an isolated node's neighbour
+    term is its own projected feature, not 0."""
+    from torch_geometric.utils import add_self_loops
+
+    torch.manual_seed(0)
+    x = torch.randn(6, 5)
+    ei = torch.tensor([[0, 1, 1, 2, 3, 4], [1, 0, 2, 1, 4, 3]])  # node 5 isolated
+    m = build_model("sage", 5, 3, num_layers=1, head="conv", norm=None, dropout=0.0,
+                    sage_self_loops=True).eval()
+    conv = m.head
+    ref = conv(x, add_self_loops(ei, num_nodes=6)[0])
+    for fast in (True, False):
+        m.fast_path = fast
+        torch.testing.assert_close(m(x, ei)[1], ref, rtol=1e-5, atol=1e-6)
+    # node 5: mean over {5} -> lin_l(x5) + lin_r(x5); without the loop lin_l sees 0
+    want5 = conv.lin_l(x[5:6]) + conv.lin_r(x[5:6])
+    torch.testing.assert_close(ref[5:6], want5, rtol=1e-5, atol=1e-6)
+    plain = build_model("sage", 5, 3, num_layers=1, head="conv", norm=None, dropout=0.0).eval()
+    plain.load_state_dict(m.state_dict())
+    assert not torch.allclose(plain(x, ei)[1][5], ref[5])
+
+
+def test_sage_init_dgl_is_xavier_with_relu_gain_and_zero_bias():
+    """``sage_init="dgl"``: DGL ``SAGEConv.reset_parameters`` (xavier-uniform, gain sqrt(2),
+    bias zero): every weight within gain * sqrt(6 / (fan_in + fan_out)) and spread over it
+    (uniform: std = bound / sqrt(3)); the default keeps PyG's bound 1 / sqrt(fan_in)."""
+    torch.manual_seed(0)
+    m = build_model("sage", 256, 3, num_layers=2, hidden_channels=256, sage_init="dgl")
+    bound = 2 ** 0.5 * (6 / 512) ** 0.5
+    for conv in m.layers:
+        for lin in (conv.lin_l, conv.lin_r):
+            w = lin.weight.detach()
+            assert w.abs().max() <= bound + 1e-6
+            assert abs(float(w.std()) - bound / 3 ** 0.5) < 0.01
+            if lin.bias is not None:
+                assert torch.count_nonzero(lin.bias) == 0
+    torch.manual_seed(0)
+    pyg = build_model("sage", 256, 3, num_layers=2, hidden_channels=256)
+    assert float(pyg.layers[1].lin_l.weight.abs().max()) <= 1 / 16 + 1e-6
+    with pytest.raises(ValueError, match="sage_init"):
+        build_model("sage", 4, 2, sage_init="torch")
+
+
+def test_pre_activation_off_gives_linear_then_norm():
+    """``pre_activation=False``: the pre-processing step is linear -> norm (the authors'
+    "improved" block is ``final: True``, so its activation is the identity)."""
+    torch.manual_seed(0)
+    m = build_model("structural-shifts-mod", 5, 3, hidden_channels=8, pre_activation=False,
+                    sage_self_loops=False).eval()
+    x = torch.randn(4, 5)
+    ei = torch.tensor([[0, 1, 2], [1, 2, 3]])
+    h = m.pre_norm(m.pre(x))
+    for conv, ln in zip(m.layers, m.norms, strict=True):
+        h = ln(F.gelu(conv(h, ei)) + h)
+    torch.testing.assert_close(m(x, ei)[0], h, rtol=1e-5, atol=1e-5)
+    on = build_model("structural-shifts-mod", 5, 3, hidden_channels=8, pre_activation=True,
+                     sage_self_loops=False).eval()
+    on.load_state_dict(m.state_dict())
+    assert not torch.allclose(on(x, ei)[0], h)  # GELU after the linear changes the function

@@ -247,20 +247,28 @@ def test_structural_shifts_layer_order_is_the_authors():
 
 
 def test_structural_shifts_mod_is_the_authors_improved_config():
-    """``improved_method_config.yaml``: linear -> GELU -> LayerNorm (no dropout), then SAGE
-    layers ``LayerNorm(GELU(sage(h)) + h)`` with dropout 0.2, then a linear head."""
+    """``improved_method_config.yaml``: linear -> LayerNorm (no activation: the block is
+    ``final``; no dropout), then SAGE layers ``LayerNorm(GELU(sage(h)) + h)`` with dropout 0.2
+    on the graph with self-loops (``dgl.add_self_loop``), then a linear head; the early-stop
+    layout keeps the earlier GELU, neighbours-only mean and PyG initialisation."""
+    from torch_geometric.utils import add_self_loops
+
     mod = preset("structural-shifts-mod")
     assert (mod.norm, mod.pre_dropout, mod.residual, mod.layer_order) == (
         "layer", 0.0, True, "conv-act-norm"
     )
+    assert (mod.pre_activation, mod.sage_self_loops, mod.sage_init) == (False, True, "dgl")
+    early = preset("structural-shifts-mod-early-stop")
+    assert (early.pre_activation, early.sage_self_loops, early.sage_init) == (True, False, "pyg")
     torch.manual_seed(1)
     m = build_model("structural-shifts-mod", 5, 3, hidden_channels=8).eval()
     assert isinstance(m.pre_norm, torch.nn.LayerNorm)
     x = torch.randn(7, 5)
     ei = torch.tensor([[0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 6]])
-    h = m.pre_norm(torch.nn.functional.gelu(m.pre(x)))
+    looped = add_self_loops(ei, num_nodes=7)[0]
+    h = m.pre_norm(m.pre(x))
     for conv, ln in zip(m.layers, m.norms, strict=True):
-        h = ln(torch.nn.functional.gelu(conv(h, ei)) + h)
+        h = ln(torch.nn.functional.gelu(conv(h, looped)) + h)
     emb, logits = m(x, ei)
     torch.testing.assert_close(emb, h, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(logits, m.head(h), atol=1e-5, rtol=1e-5)

@@ -121,6 +121,24 @@ class NodeGNNConfig:
         Learn GIN's epsilon.
     sage_aggr : str
         SAGE neighbourhood aggregation (``"mean"``, ``"max"``, ``"sum"``).
+    sage_self_loops : bool
+        SAGE: count every node among its own neighbours (one self-loop per node, added where
+        the graph has none) before aggregating, so the mean runs over ``N(v) + {v}`` beside the
+        separate root weight. The structural-shifts authors' graphs pass through
+        ``dgl.add_self_loop`` (``source/data/utils.py``, ``process_homogenous_graph``) before
+        DGL's ``SAGEConv`` sees them; PyG's mean aggregates over ``N(v)`` only (and gives an
+        isolated node 0).
+    sage_init : {"pyg", "dgl"}
+        SAGE weight initialisation: ``"pyg"``, PyG's ``Linear`` default (kaiming-uniform with
+        ``a = sqrt(5)``, bound ``1 / sqrt(fan_in)``, bias uniform in the same bound); ``"dgl"``,
+        DGL's ``SAGEConv.reset_parameters`` (xavier-uniform with gain ``sqrt(2)`` on the root and
+        neighbour weights, bias zero), the authors' library.
+    pre_activation : bool
+        Apply the activation after the pre-processing linear layer (``pre_linear``). The
+        structural-shifts authors' "improved" model has none there: its pre-processing block is
+        ``final: True`` (``improved_method_config.yaml``), and a final layer's activation is
+        ``nn.Identity()`` (``source/layers/general.py``); appendix F calls it a "pre-processing
+        step based on linear layer".
     last_activation : bool
         Apply the activation (and norm) after the last encoder layer too. ``False`` gives raw
         embeddings, as PyG's ``BasicGNN`` / ``MLP`` that the LeBed authors use (their
@@ -144,6 +162,9 @@ class NodeGNNConfig:
     attention_dropout: float = 0.0
     gin_train_eps: bool = False
     sage_aggr: str = "mean"
+    sage_self_loops: bool = False
+    sage_init: str = "pyg"
+    pre_activation: bool = True
     last_activation: bool = True
 
     def __post_init__(self) -> None:
@@ -162,6 +183,7 @@ class NodeGNNConfig:
         if self.pre_dropout is not None:
             check_probability(self.pre_dropout, "pre_dropout")
         _choice(self.sage_aggr, "sage_aggr", ("mean", "max", "sum"))
+        _choice(self.sage_init, "sage_init", ("pyg", "dgl"))
         check_positive_int(self.heads, "heads")
         if self.model == "gat":
             for width_name in ("hidden_channels", "embedding_channels"):

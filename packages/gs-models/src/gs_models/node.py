@@ -338,16 +338,20 @@ class NodeGNN(nn.Module):
         GCN: ``D^-1/2 (A + I) D^-1/2`` exactly as :class:`torch_geometric.nn.GCNConv` builds it
         from ``edge_index`` (:func:`~torch_geometric.nn.conv.gcn_conv.gcn_norm`, remaining
         self-loops, source-to-target flow). SAGE mean: ``1 / in-degree`` per edge (duplicates
-        count, no self-loops added: PyG's mean aggregation); SAGE sum and GIN: weight 1.
+        count, no self-loops added unless ``sage_self_loops``: PyG's mean aggregation); SAGE sum and
+        GIN: weight 1.
         Stored transposed (row = target) so that every layer propagates with one sparse-dense
         product.
         """
-        if not (self.fast_path and self._adjacency_ok) or edge_index.numel() == 0:
-            return edge_index
+        if not (self.fast_path and self._adjacency_ok) or (
+            edge_index.numel() == 0 and not self.config.sage_self_loops
+        ):
+            return self._with_self_loops(edge_index, num_nodes)
         dtype = next(self.parameters()).dtype
         key = (*self._key(edge_index), num_nodes, dtype)
         if self._hit(self._adj_cache, key):
             return self._adj_cache[1]
+        edge_index = self._with_self_loops(edge_index, num_nodes)
         if self.config.model == "gcn":
             from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
@@ -394,10 +398,28 @@ class NodeGNN(nn.Module):
         return layer(h.x if isinstance(h, _CSRFeatures) else h, graph)
 
     def reset_parameters(self) -> None:
-        """Re-initialise every parameter (PyG / torch defaults)."""
+        """Re-initialise every parameter (PyG / torch defaults; SAGE layers as DGL with
+        ``sage_init="dgl"``)."""
         for module in self.modules():
             if module is not self and hasattr(module, "reset_parameters"):
                 module.reset_parameters()
+        if self.config.sage_init == "dgl":
+            gain = nn.init.calculate_gain("relu")
+            for module in self.modules():
+                if isinstance(module, SAGEConv):
+                    for lin in (module.lin_l, module.lin_r):
+                        nn.init.xavier_uniform_(lin.weight, gain=gain)
+                        if lin.bias is not None:
+                            nn.init.zeros_(lin.bias)
+
+    def _with_self_loops(self, edge_index: Tensor, num_nodes: int) -> Tensor:
+        """``edge_index`` with one self-loop per node where it has none, for SAGE with
+        ``sage_self_loops`` (else unchanged)."""
+        if not (self.config.model == "sage" and self.config.sage_self_loops):
+            return edge_index
+        from torch_geometric.utils import add_remaining_self_loops
+
+        return add_remaining_self_loops(edge_index, num_nodes=num_nodes)[0]
 
     def _apply_layer(self, layer: nn.Module, h: Tensor, edge_index: Tensor) -> Tensor:
         return apply_linear(layer, h) if self.config.model == "mlp" else self._conv(layer, h, edge_index)
@@ -408,7 +430,8 @@ class NodeGNN(nn.Module):
         h = _input_dropout(x, cfg.input_dropout, self.training) if cfg.input_dropout > 0 else x
         pre_p = cfg.dropout if cfg.pre_dropout is None else cfg.pre_dropout
         if self.pre is not None:
-            h = self.act(apply_linear(self.pre, h))
+            h = apply_linear(self.pre, h)
+            h = self.act(h) if cfg.pre_activation else h
             h = F.dropout(self.pre_norm(h) if self._act_first else h, pre_p, self.training)
         last = len(self.layers) - 1
         for i, (layer, norm) in enumerate(zip(self.layers, self.norms, strict=True)):

@@ -119,9 +119,11 @@ RUN_COUNT_SETTINGS = ("ensemble_runs", "posterior_runs", "robustness_runs",
 
 def member_cache(job: dict[str, Any], preset: str):
     """The run's shared-member cache (``<out>/members``), or ``None`` when the executor
-    gave no work folder or ``share_members`` is off. The tag holds the data, split, preset,
-    settings and package versions: everything a member depends on besides its seed and
-    training configuration (:meth:`gs_algos.node_methods.MemberCache.key`)."""
+    gave no work folder or ``share_members`` is off. The tag holds the data, split, preset
+    (its name and its config, so that a preset changed in the code never loads a member
+    trained before the change), settings and package versions: everything a member depends
+    on besides its seed and training configuration
+    (:meth:`gs_algos.node_methods.MemberCache.key`)."""
     from gs_algos.node_methods import MemberCache
 
     st = Settings.from_job(job)
@@ -137,6 +139,7 @@ def member_cache(job: dict[str, Any], preset: str):
     # so that the members of a run keep their tags
     tag = json.dumps({
         "suite": job.get("suite"), "params": params, "preset": preset,
+        "preset_config": repr(gs_models.preset(preset)),
         "settings": {k: v for k, v in job["settings"].items() if k not in RUN_COUNT_SETTINGS},
         "data": dataset_fingerprint(params["dataset"], st.root),
         "versions": [m.__version__ for m in (gs_splits, gs_data, gs_models, gs_algos)],
