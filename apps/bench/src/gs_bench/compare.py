@@ -241,19 +241,21 @@ def cells(records: Iterable[dict[str, Any]]) -> list[Cell]:
 
 def summary(cs: Sequence[Cell]) -> list[dict[str, Any]]:
     """Per paper with cells: ``{paper, label, cells, within, beyond, unit, expected,
-    expected_of}``: ``expected`` is the number of cells a faithful rerun would have within the
-    spread, summed over the ``expected_of`` cells where that is known (``Cell.expected_within``)."""
+    expected_of, within_known}``: ``expected`` is the number of cells a faithful rerun would have
+    within the spread, summed over the ``expected_of`` cells where that is known
+    (``Cell.expected_within``), of which ``within_known`` are within."""
     out = []
     for paper, label in PAPERS.items():
         mine = [c for c in cs if c.paper == paper]
         if not mine:
             continue
         unit = mine[0].unit
-        known = [c for c in mine if c.expected_within is not None]
+        known = {c: c.expected_within for c in mine}
+        known = {c: p for c, p in known.items() if p is not None}
         out.append({"paper": paper, "label": label, "cells": len(mine),
                     "within": sum(c.within for c in mine), "beyond": sum(c.beyond for c in mine),
-                    "unit": unit, "expected": sum(c.expected_within for c in known),
-                    "expected_of": len(known)})
+                    "unit": unit, "expected": sum(known.values()), "expected_of": len(known),
+                    "within_known": sum(c.within for c in known)})
     return out
 
 
@@ -276,10 +278,8 @@ def summary_lines(cs: Sequence[Cell]) -> list[str]:
         line = (f"{s['label']}: {s['cells']} cells, {s['within']} within the paper's spread "
                 f"({100 * s['within'] / s['cells']:.0f} %), {s['beyond']} beyond {far}")
         if s["expected_of"]:
-            mine = [c for c in cs if c.paper == s["paper"] and c.expected_within is not None]
-            got = sum(c.within for c in mine)
             line += (f"; of the {s['expected_of']} cells with the paper's ± s over a known run "
-                     f"count, {got} within, a faithful rerun at these run counts expects "
+                     f"count, {s['within_known']} within, a faithful rerun at these run counts expects "
                      f"{s['expected']:.0f} ({100 * s['expected'] / s['expected_of']:.0f} %)")
         lines.append(line)
     return lines

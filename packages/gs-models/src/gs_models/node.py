@@ -344,7 +344,7 @@ class NodeGNN(nn.Module):
         product.
         """
         if not (self.fast_path and self._adjacency_ok) or (
-            edge_index.numel() == 0 and not self.config.sage_self_loops
+            edge_index.numel() == 0 and not self._adds_self_loops
         ):
             return self._with_self_loops(edge_index, num_nodes)
         dtype = next(self.parameters()).dtype
@@ -412,10 +412,14 @@ class NodeGNN(nn.Module):
                         if lin.bias is not None:
                             nn.init.zeros_(lin.bias)
 
+    @property
+    def _adds_self_loops(self) -> bool:
+        return self.config.model == "sage" and self.config.sage_self_loops
+
     def _with_self_loops(self, edge_index: Tensor, num_nodes: int) -> Tensor:
         """``edge_index`` with one self-loop per node where it has none, for SAGE with
         ``sage_self_loops`` (else unchanged)."""
-        if not (self.config.model == "sage" and self.config.sage_self_loops):
+        if not self._adds_self_loops:
             return edge_index
         from torch_geometric.utils import add_remaining_self_loops
 

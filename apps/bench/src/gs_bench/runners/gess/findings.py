@@ -73,6 +73,18 @@ def _variance(recs: Sequence[dict[str, Any]], key: str, part: str) -> float | No
     return (test or 0.0) + (seeds or 0.0)
 
 
+def _margin(a: Sequence[dict[str, Any]], a_col: tuple[str, str],
+            b: Sequence[dict[str, Any]], b_col: tuple[str, str]) -> float | None:
+    """:data:`NOISE_Z` standard errors of the difference of two means over seeds (each
+    ``(metrics key, test part)``), taken as independent; ``None`` without a noise estimate."""
+    va, vb = _variance(a, *a_col), _variance(b, *b_col)
+    return None if va is None or vb is None else NOISE_Z * float(np.sqrt(va + vb))
+
+
+#: (metrics key, test part) of GeSS's two headline columns
+_COLS = {"ood": ("ood_sel_test_ood", "ood_test"), "id": ("id_sel_test_id", "iid_test")}
+
+
 def _ood(recs: Sequence[dict[str, Any]]) -> float:
     """Mean over seeds of Test-OOD at the best Val-OOD epoch: GeSS's Test-OOD column
     (``result_ood.txt`` of its code, ``GESS/utils/metrics.py`` ``update_ood_metrics``)."""
@@ -142,15 +154,12 @@ def orderings(records: Sequence[dict[str, Any]]) -> Table:
             difference, -1 where worse, 0 within; and the evidence ``(Δ ..., 2 SE ...)``. The
             two are taken as independent samples (conservative for one shared test set); with
             no noise estimate (MAE, one seed) the plain ordering decides, and says so."""
-            cols = {"ood": ("ood_sel_test_ood", "ood_test"), "id": ("id_sel_test_id", "iid_test")}
-            (ka, pa), (kb, pb) = cols[a_side], cols[b_side]
-            va, vb = _variance(a, ka, pa), _variance(b, kb, pb)
+            margin = _margin(a, _COLS[a_side], b, _COLS[b_side])
             ma = _ood(a) if a_side == "ood" else _id(a)
             mb = _ood(b) if b_side == "ood" else _id(b)
             gain = (mb - ma) if lower else (ma - mb)
-            if va is None or vb is None:
+            if margin is None:
                 return (1 if gain > 0 else -1), f"Δ {gain * scale:+.{3 if lower else 2}f}, no noise estimate"
-            margin = NOISE_Z * float(np.sqrt(va + vb))
             sign = 0 if abs(gain) <= margin else (1 if gain > 0 else -1)
             return sign, f"Δ {gain * scale:+.{3 if lower else 2}f}, {NOISE_Z:g} SE {margin * scale:.{3 if lower else 2}f}"
 
@@ -185,9 +194,7 @@ def orderings(records: Sequence[dict[str, Any]]) -> Table:
             ev = ", ".join(f"{a} {f(_ood(algos[a]))}" for a in da) + f" vs ERM {f(erm_ood)}"
             lo_hi = []
             for a in da:
-                va = _variance(algos[a], "ood_sel_test_ood", "ood_test")
-                ve = _variance(algos["erm"], "ood_sel_test_ood", "ood_test")
-                m = NOISE_Z * float(np.sqrt(va + ve)) if va is not None and ve is not None else 0.0
+                m = _margin(algos[a], _COLS["ood"], algos["erm"], _COLS["ood"]) or 0.0
                 gap = abs(_ood(algos[a]) - erm_ood)
                 lo_hi.append(((gap - m) * scale, (gap + m) * scale))
             if all(hi <= 3.0 for _, hi in lo_hi):
