@@ -43,6 +43,19 @@ prints the step counts of each variant:
     OMP_NUM_THREADS=1 python apps/bench/checks/lebed_stop_steps.py --model sage --graphs 16 \
         --authors-init DIR [--variants ours,authors-model/their-theta0]
 
+``--dataset acmv9`` runs the same variants on the domain shift of the ``ci`` run (ACMv9 ->
+Citationv1 / DBLPv7, the runner's own 36 test graphs and masks): the authors' loop is then
+``evaluator_lebed_domain.py``'s ``train_norm`` (:182-294: the same loop with a *relative*
+margin, ``lp_margin_rate * g(Z*)``, :232) with their acm settings, and their pre-training is
+``pretrain_gnn_domain.py``'s (:42-43, :110-149: the induced ``train_sub`` trains, ``val_sub``
+selects the best-accuracy checkpoint; lr 3e-3 / wd 5e-4 / 200 epochs, its defaults) on the
+subgraphs induced by the runner's train / validation masks. Their published acm ``theta_0``
+encoder files are not in the repository snapshot (only ``init_cls_model.pt``), so there is no
+``their-theta0`` variant here.
+
+    OMP_NUM_THREADS=1 python apps/bench/checks/lebed_stop_steps.py --dataset acmv9 --model sage \
+        [--seed S] [--variants ours,authors-model]
+
 Besides the step counts it prints, per variant, the Spearman rho between the pre-trained
 model's error and the LeBed score over the check's graphs (all, and per perturbation): a
 handful of graphs gives a noisy rho, so it is a direction, not Table 2's cell.
@@ -78,6 +91,20 @@ AUTHORS_BY_MODEL = {
 # the run script's one Cora line is GIN's (LEBED-cora-amz-run.sh:5-6)
 PRETRAIN_BY_MODEL = {m: {"lr": 1e-3, "wd": 5e-4, "epochs": 200} for m in AUTHORS_BY_MODEL}
 PRETRAIN_BY_MODEL["gin"] = {"lr": 5e-4, "wd": 5e-4, "epochs": 300}
+# the authors' acm settings per model (param_space.txt, the five "source='acm'" lines of
+# evaluator_lebed_domain.py: lr_frominit, wd_frominit, epochs_frominit, lp_margin_rate,
+# atleastepoch); the margin is relative: lp_margin_rate * g(Z*) (evaluator_lebed_domain.py:232)
+AUTHORS_ACM = {
+    "gcn": {"lr": 2e-3, "wd": 1e-4, "epochs": 100, "lp_margin": 0.2, "atleastepoch": 10, "relative": True},
+    "gat": {"lr": 1e-4, "wd": 1e-4, "epochs": 300, "lp_margin": 0.05, "atleastepoch": 30, "relative": True},
+    "sage": {"lr": 1e-3, "wd": 1e-5, "epochs": 100, "lp_margin": 0.2, "atleastepoch": 5, "relative": True},
+    "gin": {"lr": 5e-4, "wd": 1e-5, "epochs": 100, "lp_margin": 0.1, "atleastepoch": 10, "relative": True},
+    "mlp": {"lr": 1e-4, "wd": 1e-4, "epochs": 100, "lp_margin": 0.03, "atleastepoch": 10, "relative": True},
+}
+# their domain pre-training: pretrain_gnn_domain.py's defaults (:211-213: lr 3e-3, wd 5e-4,
+# 200 epochs); the run script's one acm line is GIN's (LEBED-run-acm-dblp-citation.sh:2-4)
+PRETRAIN_ACM = {m: {"lr": 3e-3, "wd": 5e-4, "epochs": 200} for m in AUTHORS_ACM}
+PRETRAIN_ACM["gin"] = {"lr": 5e-4, "wd": 5e-5, "epochs": 200}
 PYG_NAMES = {"gcn": "GCN", "sage": "GraphSAGE", "gat": "GAT", "gin": "GIN", "mlp": "MLP"}
 
 
@@ -99,6 +126,8 @@ def authors_train_norm(forward, models, x, pos, neg, pseudo, theta_star, metric_
     opt = torch.optim.Adam(params, lr=cfg["lr"], weight_decay=cfg["wd"])  # :351
     loss_func = nn.NLLLoss()  # :352
     best_margin = cfg["lp_margin"]  # :359 (absolute for cora / amazon-photo)
+    if cfg.get("relative"):  # evaluator_lebed_domain.py:232: lp_margin_rate * metric_lp_ref
+        best_margin = cfg["lp_margin"] * float(metric_lp_ref)
     best_epoch, best_diff_norm, stopped = 0, 0.0, False
     for epoch in range(0, cfg["epochs"]):  # :366
         for m in models:  # :485-486
@@ -190,11 +219,25 @@ def flat_params(models) -> torch.Tensor:
 
 
 def error_of(model, g) -> float:
-    """The pre-trained model's test error on graph ``g`` (eval mode, argmax): LeBed's target."""
+    """The pre-trained model's test error on graph ``g`` (eval mode, argmax, over its
+    ``eval_mask`` where it has one): LeBed's target."""
     model.eval()
     with torch.no_grad():
         _, logits = model(g.x, g.edge_index)
-    return float((logits.argmax(1) != g.y).float().mean())
+    wrong = logits.argmax(1) != g.y
+    mask = getattr(g, "eval_mask", None)
+    return float(wrong[mask].float().mean() if mask is not None else wrong.float().mean())
+
+
+def induced(g, mask):
+    """The subgraph induced by ``mask`` (relabelled): the authors pre-train on such
+    ``induced/train_sub.pt`` and select on ``val_sub.pt`` (pretrain_gnn_domain.py:42-43), where
+    our runner uses masks on the whole source graph (UDAGCN's protocol)."""
+    from torch_geometric.data import Data
+    from torch_geometric.utils import subgraph
+
+    ei, _ = subgraph(mask, g.edge_index, relabel_nodes=True, num_nodes=g.num_nodes)
+    return Data(x=g.x[mask], edge_index=ei, y=g.y[mask])
 
 
 def run_authors(name, model, init_state, graphs, indices, negs, rows, cfg):
@@ -229,7 +272,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", choices=sorted(AUTHORS_BY_MODEL), default="mlp",
                     help="the encoder of the lebed-<model> preset and of the authors' code")
-    ap.add_argument("--graphs", type=int, default=8, help="test graphs, evenly spread over the 320")
+    ap.add_argument("--dataset", choices=["planetoid-cora", "acmv9"], default="planetoid-cora",
+                    help="planetoid-cora: the feature shift (320 test graphs); acmv9: the domain "
+                         "shift of the ci run (ACMv9 -> Citationv1 / DBLPv7, 3 graphs per domain and "
+                         "perturbation, 36 test graphs), the authors' acm settings")
+    ap.add_argument("--graphs", type=int, default=None,
+                    help="test graphs, evenly spread over the set (default: 8 on Cora, all 36 on acmv9)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--authors-init", type=Path, default=None,
                     help="the authors' <MODEL>_256_32 folder (init_encoder.pt / init_cls_model.pt) "
@@ -239,8 +287,9 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(1)
     model_name = args.model
-    authors = AUTHORS_BY_MODEL[model_name]
-    pre = PRETRAIN_BY_MODEL[model_name]
+    domain = args.dataset == "acmv9"
+    authors = (AUTHORS_ACM if domain else AUTHORS_BY_MODEL)[model_name]
+    pre = (PRETRAIN_ACM if domain else PRETRAIN_BY_MODEL)[model_name]
     wanted = None if args.variants is None else set(args.variants.split(","))
 
     def want(name: str) -> bool:
@@ -254,10 +303,23 @@ def main() -> None:
     from gs_models import build_model
 
     root = os.environ.get("GS_SHARED_DATA")
-    graphs = gs_data.lebed_feature_shift(gs_data.load("planetoid-cora", root=root), FeatureShiftConfig(), seed=0)
-    train_g, valid_g, c = graphs.train, graphs.valid, graphs.num_classes
+    if domain:
+        # the runner's own set and pre-training parts (runners/lebed/job.py test_graph_set):
+        # masks on the whole ACMv9 graph; the authors pre-train on the induced subgraphs
+        from gs_bench.runners.lebed.job import test_graph_set
+
+        graphs, train_g, tr, valid_g, va = test_graph_set(
+            {"dataset": "acmv9", "shift": "domain", "model": model_name}, {"domain_graphs": 3, "root": "shared"})
+        a_train, a_valid = induced(train_g, tr), induced(valid_g, va)
+    else:
+        graphs = gs_data.lebed_feature_shift(gs_data.load("planetoid-cora", root=root), FeatureShiftConfig(), seed=0)
+        train_g, valid_g = graphs.train, graphs.valid
+        tr, va = None, torch.ones(valid_g.num_nodes, dtype=torch.bool)
+        a_train, a_valid = train_g, valid_g
+    c = graphs.num_classes
     n = len(graphs)
-    indices = sorted({int(round(v)) for v in np.linspace(0, n - 1, args.graphs)})
+    n_graphs = args.graphs or (n if domain else 8)
+    indices = sorted({int(round(v)) for v in np.linspace(0, n - 1, n_graphs)})
     # our non-edge sample of each test graph (lebed_score draws it with seed = graph index)
     negs = {}
     for i in indices:
@@ -271,8 +333,7 @@ def main() -> None:
     init_state = copy.deepcopy(model.state_dict())
     pcfg = TrainConfig(lr=1e-3, weight_decay=5e-4, max_epochs=200, patience=None, train_part="train",
                        select_on=("valid",), metric="accuracy", seed=args.seed, device="cpu")
-    ones = torch.ones(valid_g.num_nodes, dtype=torch.bool)
-    lcfg = authors_config("planetoid-cora", model_name).with_changes(device="cpu")
+    lcfg = authors_config(args.dataset, model_name).with_changes(device="cpu")
 
     def run_ours(name, m, m_init):
         for i in indices:
@@ -283,7 +344,7 @@ def main() -> None:
                                             error_of(m, g))
 
     if want("ours") or want("authors-loop/our-model"):
-        pretrain(model, train_g, valid_g, train_mask=None, valid_mask=ones, num_classes=c, config=pcfg)
+        pretrain(model, train_g, valid_g, train_mask=tr, valid_mask=va, num_classes=c, config=pcfg)
         norms = sorted({type(m).__name__ for m in model.modules() if "Norm" in type(m).__name__})
         print(f"ours: {preset} modules with a norm: {norms or 'none'}", flush=True)
     if want("ours"):
@@ -298,7 +359,7 @@ def main() -> None:
         torch.manual_seed(args.seed)
         m2 = seeded(lambda: build_model(preset, train_g.num_features, c), args.seed)
         m2_init = copy.deepcopy(m2.state_dict())
-        val = authors_pretrain(m2, train_g, valid_g, pre["lr"], pre["wd"], pre["epochs"])
+        val = authors_pretrain(m2, a_train, a_valid, pre["lr"], pre["wd"], pre["epochs"])
         print(f"ours/authors-pretrain: pre-trained, best validation accuracy {val:.3f}", flush=True)
         run_ours("ours/authors-pretrain", m2, m2_init)
 
@@ -309,7 +370,7 @@ def main() -> None:
         nn.init.xavier_uniform_(m3.head.weight)
         nn.init.constant_(m3.head.bias, 0.0)
         m3_init = copy.deepcopy(m3.state_dict())
-        pretrain(m3, train_g, valid_g, train_mask=None, valid_mask=ones, num_classes=c, config=pcfg)
+        pretrain(m3, train_g, valid_g, train_mask=tr, valid_mask=va, num_classes=c, config=pcfg)
         run_ours("ours/xavier-head", m3, m3_init)
 
     # --- the authors' model (PyG encoder with its defaults), their pre-training and loop;
@@ -330,10 +391,10 @@ def main() -> None:
             load_authors_init(am, init_dir, model_name)
         a_init = copy.deepcopy(am.state_dict())
         if ours_pre:
-            fit = pretrain(am, train_g, valid_g, train_mask=None, valid_mask=ones, num_classes=c, config=pcfg)
+            fit = pretrain(am, train_g, valid_g, train_mask=tr, valid_mask=va, num_classes=c, config=pcfg)
             val = fit.best.value
         else:
-            val = authors_pretrain(am, train_g, valid_g, pre["lr"], pre["wd"], pre["epochs"])
+            val = authors_pretrain(am, a_train, a_valid, pre["lr"], pre["wd"], pre["epochs"])
         print(f"{name}: pre-trained, best validation accuracy {val:.3f}", flush=True)
         run_authors(name, am, a_init, graphs, indices, negs, rows, authors)
 
@@ -343,7 +404,8 @@ def main() -> None:
     for i in indices:
         g = graphs[i]
         cells = [f"{rows[k][i][0]}{'' if rows[k][i][1] else '*'}" for k in rows]
-        print(f"{i} | {g.perturbation} env{g.environment} | {float(g.p):.2f} | " + " | ".join(cells))
+        where = getattr(g, "domain_name", None) or f"env{g.environment}"
+        print(f"{i} | {g.perturbation} {where} | {float(g.p):.2f} | " + " | ".join(cells))
     print()
     for k, v in rows.items():
         steps = np.array([s[0] for s in v.values()], float)
@@ -351,11 +413,18 @@ def main() -> None:
               f"min {steps.min():.0f}, max {steps.max():.0f}; g(Z*) median {np.median([s[3] for s in v.values()]):.3f}")
     print("(* = the rule never fired within the step limit)")
     print()
-    print("variant | rho(error, LeBed score) all | feature_noise | feature_mask | error median")
+    # the parts rho is reported on: perturbations; on the domain shift also the source domain
+    # (its perturbed copies) and the two target domains
+    kinds = ["feature_noise", "feature_mask"] + (["class_subgraph", "edge_dropout"] if domain else [])
+    parts = [("all", lambda g: True)] + [(k, lambda g, k=k: g.perturbation == k) for k in kinds]
+    if domain:
+        parts += [("source", lambda g: g.domain_name == "acmv9"),
+                  ("targets", lambda g: g.domain_name != "acmv9")]
+    print("variant | " + " | ".join(f"rho {name}" for name, _ in parts) + " | error median")
     for k, v in rows.items():
         cells = []
-        for kind in (None, "feature_noise", "feature_mask"):
-            ids = [i for i in v if kind is None or graphs[i].perturbation == kind]
+        for _, keep in parts:
+            ids = [i for i in v if keep(graphs[i])]
             cells.append(f"{spearman([v[i][4] for i in ids], [v[i][2] for i in ids]):+.2f} ({len(ids)})")
         print(f"{k} | " + " | ".join(cells) + f" | {np.median([s[4] for s in v.values()]):.3f}")
 
