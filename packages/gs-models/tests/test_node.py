@@ -388,6 +388,35 @@ def test_sage_init_dgl_is_xavier_with_relu_gain_and_zero_bias():
         build_model("sage", 4, 2, sage_init="torch")
 
 
+def test_head_init_xavier_is_the_lebed_authors_classifier_init():
+    """``head_init="xavier"``: the head as the LeBed authors' classifier
+    (``nn.init.xavier_uniform_`` weight, zero bias), compared with torch's own initialiser under
+    the same generator state; the encoder keeps exactly the draws of the default."""
+    torch.manual_seed(0)
+    ref = build_model("sage", 64, 6, num_layers=2, hidden_channels=32, embedding_channels=16)
+    torch.manual_seed(0)
+    m = build_model("sage", 64, 6, num_layers=2, hidden_channels=32, embedding_channels=16,
+                    head_init="xavier")
+    for (k, a), b in zip(ref.state_dict().items(), m.state_dict().values()):
+        if not k.startswith("head."):
+            assert torch.equal(a, b), k
+    assert torch.count_nonzero(m.head.bias) == 0
+    bound = (6 / (16 + 6)) ** 0.5
+    w = m.head.weight.detach()
+    assert w.abs().max() <= bound + 1e-6 and w.abs().max() > 0.5 * bound
+    # the default (kaiming-uniform, a = sqrt 5) is bounded by 1 / sqrt(fan_in) = 0.25 < xavier's 0.52
+    assert ref.head.weight.abs().max() <= 0.25 + 1e-6 and torch.count_nonzero(ref.head.bias) > 0
+    # same draw as torch's xavier on a fresh weight after the same encoder draws
+    torch.manual_seed(0)
+    again = build_model("sage", 64, 6, num_layers=2, hidden_channels=32, embedding_channels=16)
+    torch.nn.init.xavier_uniform_(again.head.weight)
+    assert torch.equal(again.head.weight, m.head.weight)
+    with pytest.raises(ValueError, match="head_init"):
+        build_model("gcn", 4, 2, head_init="kaiming")
+    with pytest.raises(ValueError, match="head='linear'"):
+        build_model("gcn", 4, 2, head="conv", head_init="xavier")
+
+
 def test_pre_activation_off_gives_linear_then_norm():
     """``pre_activation=False``: the pre-processing step is linear -> norm (the authors'
     "improved" block is ``final: True``, so its activation is the identity)."""

@@ -105,6 +105,9 @@ def test_lebed_presets(model):
         32,
         "linear",
     )
+    # the authors' classifier starts xavier-uniform with a zero bias (pretrain-lebed.py:89-90)
+    assert cfg.head_init == "xavier"
+    assert torch.count_nonzero(build_model(f"lebed-{model}", 7, 5).head.bias) == 0
     emb, logits = build_model(f"lebed-{model}", 7, 5)(
         torch.randn(6, 7), torch.tensor([[0, 1], [1, 2]])
     )

@@ -133,6 +133,14 @@ class NodeGNNConfig:
         ``a = sqrt(5)``, bound ``1 / sqrt(fan_in)``, bias uniform in the same bound); ``"dgl"``,
         DGL's ``SAGEConv.reset_parameters`` (xavier-uniform with gain ``sqrt(2)`` on the root and
         neighbour weights, bias zero), the authors' library.
+    head_init : {"torch", "xavier"}
+        Initialisation of the linear head (``head="linear"``): ``"torch"``, ``nn.Linear``'s
+        default (kaiming-uniform with ``a = sqrt(5)``, bias uniform in ``1 / sqrt(fan_in)``);
+        ``"xavier"``, xavier-uniform weight (gain 1) and zero bias, as the LeBed authors'
+        classifier (``pretrain-lebed.py:89-90``, ``pretrain_gnn_domain.py:94-95`` of
+        Amanda-Zheng/LEBED: ``nn.init.xavier_uniform_(cls_model[0].weight)``,
+        ``nn.init.constant_(cls_model[0].bias, 0.0)``). LeBed re-trains from this initial
+        state, so it sets where every re-training starts (issue 30).
     pre_activation : bool
         Apply the activation after the pre-processing linear layer (``pre_linear``). The
         structural-shifts authors' "improved" model has none there: its pre-processing block is
@@ -164,6 +172,7 @@ class NodeGNNConfig:
     sage_aggr: str = "mean"
     sage_self_loops: bool = False
     sage_init: str = "pyg"
+    head_init: str = "torch"
     pre_activation: bool = True
     last_activation: bool = True
 
@@ -184,6 +193,12 @@ class NodeGNNConfig:
             check_probability(self.pre_dropout, "pre_dropout")
         _choice(self.sage_aggr, "sage_aggr", ("mean", "max", "sum"))
         _choice(self.sage_init, "sage_init", ("pyg", "dgl"))
+        _choice(self.head_init, "head_init", ("torch", "xavier"))
+        if self.head_init != "torch" and self.head != "linear":
+            raise ValueError(
+                f"head_init={self.head_init!r} needs head='linear' (got head={self.head!r}); "
+                "accepted with a graph-layer head: 'torch'"
+            )
         check_positive_int(self.heads, "heads")
         if self.model == "gat":
             for width_name in ("hidden_channels", "embedding_channels"):

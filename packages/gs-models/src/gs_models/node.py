@@ -399,7 +399,9 @@ class NodeGNN(nn.Module):
 
     def reset_parameters(self) -> None:
         """Re-initialise every parameter (PyG / torch defaults; SAGE layers as DGL with
-        ``sage_init="dgl"``)."""
+        ``sage_init="dgl"``; the linear head xavier-uniform with zero bias with
+        ``head_init="xavier"``, after everything else, so the encoder's draws stay those of
+        ``"torch"``)."""
         for module in self.modules():
             if module is not self and hasattr(module, "reset_parameters"):
                 module.reset_parameters()
@@ -411,6 +413,9 @@ class NodeGNN(nn.Module):
                         nn.init.xavier_uniform_(lin.weight, gain=gain)
                         if lin.bias is not None:
                             nn.init.zeros_(lin.bias)
+        if self.config.head_init == "xavier":
+            nn.init.xavier_uniform_(self.head.weight)
+            nn.init.zeros_(self.head.bias)
 
     @property
     def _adds_self_loops(self) -> bool:
