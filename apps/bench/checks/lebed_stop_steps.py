@@ -26,7 +26,9 @@ prints the step counts of each variant:
     our model and ``lebed_score``, pre-trained as ``pretrain-lebed.py`` (environment 0 alone).
 ``ours/xavier-head``
     our model, pre-training and ``lebed_score``, with the classifier initialised as the authors'
-    (``pretrain-lebed.py:89-90``: xavier-uniform weight, zero bias; torch's default otherwise).
+    (``pretrain-lebed.py:89-90``: xavier-uniform weight, zero bias). Since 397b4e8 the
+    ``lebed-*`` presets do this themselves (``head_init="xavier"``), so it equals ``ours``;
+    the logs committed before then ran ``ours`` with torch's default head.
 ``authors-model/our-pretrain``
     the authors' model pre-trained by our ``pretrain`` (environments 0 and 1 as one disjoint
     union: with batch norm, environment 1 enters the training batch statistics).
