@@ -634,7 +634,9 @@ def _pause_point(partial: Path, point: str) -> None:
     stopped, so a test can interrupt the conversion at a known point."""
     if os.environ.get(PAUSE_ENV) != point:
         return
-    (partial / "paused").write_text(point)
+    # atomically: the test polls for the file and reads it as soon as it exists (a plain
+    # write_text let it read the empty file between creation and write on a loaded machine)
+    atomic_write(partial / "paused", lambda f: f.write(point.encode()))
     while True:  # pragma: no cover - ended by the test's signal
         time.sleep(0.05)
 
