@@ -231,17 +231,6 @@ def error_of(model, g) -> float:
     return float(wrong[mask].float().mean() if mask is not None else wrong.float().mean())
 
 
-def induced(g, mask):
-    """The subgraph induced by ``mask`` (relabelled): the authors pre-train on such
-    ``induced/train_sub.pt`` and select on ``val_sub.pt`` (pretrain_gnn_domain.py:42-43), where
-    our runner uses masks on the whole source graph (UDAGCN's protocol)."""
-    from torch_geometric.data import Data
-    from torch_geometric.utils import subgraph
-
-    ei, _ = subgraph(mask, g.edge_index, relabel_nodes=True, num_nodes=g.num_nodes)
-    return Data(x=g.x[mask], edge_index=ei, y=g.y[mask])
-
-
 def run_authors(name, model, init_state, graphs, indices, negs, rows, cfg):
     theta_star = flat_params([model])
     for i in indices:
@@ -308,11 +297,14 @@ def main() -> None:
     if domain:
         # the runner's own set and pre-training parts (runners/lebed/job.py test_graph_set):
         # masks on the whole ACMv9 graph; the authors pre-train on the induced subgraphs
-        from gs_bench.runners.lebed.job import test_graph_set
+        # ("masks": the runner's protocol before domain_pretrain = "induced"; the check builds
+        # the induced subgraphs itself for its authors' variants)
+        from gs_bench.runners.lebed.job import induced_subgraph, test_graph_set
 
         graphs, train_g, tr, valid_g, va = test_graph_set(
-            {"dataset": "acmv9", "shift": "domain", "model": model_name}, {"domain_graphs": 3, "root": "shared"})
-        a_train, a_valid = induced(train_g, tr), induced(valid_g, va)
+            {"dataset": "acmv9", "shift": "domain", "model": model_name},
+            {"domain_graphs": 3, "root": "shared", "domain_pretrain": "masks"})
+        a_train, a_valid = induced_subgraph(train_g, tr), induced_subgraph(valid_g, va)
     else:
         graphs = gs_data.lebed_feature_shift(gs_data.load("planetoid-cora", root=root), FeatureShiftConfig(), seed=0)
         train_g, valid_g = graphs.train, graphs.valid

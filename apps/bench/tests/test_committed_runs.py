@@ -63,7 +63,8 @@ def test_committed_run_reports_byte_for_byte_as_before(name, tmp_path):
 #: versions {"gs-bench": "0.1.0"} and no data fingerprints, as main computed them at 1f50d64
 #: (gess ci: changed on purpose by issue 29's Track settings, track_max_epochs = 20 and
 #: track_edge_features, and Track DIR / LRI left out of it; again by track_pt_norm = "batch";
-#: again by track_max_epochs = 30; again by track_pt_delta = "edge_mlp")
+#: again by track_max_epochs = 30; again by track_pt_delta = "edge_mlp"; lebed, every profile:
+#: changed on purpose by issue 30's domain_pretrain = "induced" and its lr / weight decay)
 KEY_DIGESTS = {
     ("structural-shifts", "demo"): "cb71fafb52945d41",
     ("structural-shifts", "ci"): "d609bf3e551ab8e9",
@@ -73,10 +74,10 @@ KEY_DIGESTS = {
     ("edgewise", "ci"): "6549b0a4034d2d78",
     ("edgewise", "paper"): "089792125975143a",
     ("edgewise", "full"): "089792125975143a",
-    ("lebed", "demo"): "9f477b1e43167bde",
-    ("lebed", "ci"): "7c4ea389d25f95f6",
-    ("lebed", "paper"): "ba034351ff1350db",
-    ("lebed", "full"): "ba034351ff1350db",
+    ("lebed", "demo"): "e7d7a840e555d142",
+    ("lebed", "ci"): "57d26511a75b182c",
+    ("lebed", "paper"): "3013977c188af854",
+    ("lebed", "full"): "3013977c188af854",
     ("gess", "demo"): "1219038ddf6e618b",
     ("gess", "ci"): "f27c4664e714141b",
     ("gess", "paper"): "07ebfad8ec0a3e97",

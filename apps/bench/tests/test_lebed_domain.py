@@ -127,3 +127,63 @@ def test_bootstrap_interval_of_rho_holds_the_estimate_and_narrows_with_graphs():
     mlo, mhi = bootstrap_interval(sc, err, +1, is_src, source_graphs=22)
     assert mlo > 0.8 and mhi <= 1.0
     assert np.isnan(bootstrap_interval(sc[:2], err[:2], +1)[0])
+
+
+def test_induced_subgraph_is_networkx_subgraph_relabelled():
+    """The domain pre-training graphs: the subgraph a mask induces, against networkx's."""
+    import networkx as nx
+    import torch
+    from torch_geometric.data import Data
+
+    from gs_bench.runners.lebed.job import induced_subgraph
+
+    rng = np.random.default_rng(3)
+    n = 40
+    g_nx = nx.gnm_random_graph(n, 120, seed=3, directed=True)
+    ei = torch.tensor(list(g_nx.edges()), dtype=torch.long).t()
+    g = Data(x=torch.from_numpy(rng.normal(size=(n, 5))).float(), edge_index=ei,
+             y=torch.from_numpy(rng.integers(0, 3, n)))
+    mask = torch.from_numpy(rng.random(n) < 0.6)
+    sub = induced_subgraph(g, mask)
+    kept = np.flatnonzero(mask.numpy())
+    new_id = {int(old): i for i, old in enumerate(kept)}
+    want = sorted((new_id[u], new_id[v]) for u, v in g_nx.subgraph(kept.tolist()).edges())
+    assert sorted(map(tuple, sub.edge_index.t().tolist())) == want
+    assert sub.num_nodes == len(kept)
+    assert torch.equal(sub.x, g.x[mask]) and torch.equal(sub.y, g.y[mask])
+
+
+def test_domain_pretraining_settings_follow_the_authors_domain_script():
+    """lr / weight decay: pretrain_gnn_domain.py's defaults for the domain shift, the
+    pretrain-lebed.py ones for the others; a bad domain_pretrain names what is accepted."""
+    from gs_bench.runners.lebed.job import pretrain_settings
+    from gs_bench.runners.lebed.spec import Settings
+
+    st = Settings()
+    assert st.domain_pretrain == "induced"
+    assert pretrain_settings({"shift": "domain"}, st) == (3e-3, 5e-4)
+    assert pretrain_settings({"shift": "feature"}, st) == (1e-3, 5e-4)
+    assert pretrain_settings({"shift": "temporal"}, Settings(pretrain_lr=0.02)) == (0.02, 5e-4)
+    with pytest.raises(ValueError, match="domain_pretrain 'whole'.*induced, masks"):
+        Settings(domain_pretrain="whole")
+
+
+def test_domain_pretraining_graphs_are_induced_by_the_source_masks(shared_datasets):
+    """``domain_pretrain = "induced"``: the train / validation graphs are the ACMv9 subgraphs
+    of the runner's train / validation nodes, no edge leaves them, every node is used;
+    ``"masks"`` keeps the whole source graph with its masks."""
+    from gs_bench.runners.lebed.job import test_graph_set
+
+    params = {"dataset": "acmv9", "shift": "domain", "model": "gcn"}
+    base = {"root": str(shared_datasets), "domain_graphs": 1}
+    graphs, g, tr, vg, va = test_graph_set(params, {**base, "domain_pretrain": "masks"})
+    src = graphs.train
+    assert g is src and vg is src and tr is src.train_mask and va is src.val_mask
+    assert int(tr.sum()) + int(va.sum()) == src.num_nodes and not (tr & va).any()
+    _, g2, tr2, vg2, va2 = test_graph_set(params, base)  # the default: induced
+    assert tr2 is None and bool(va2.all()) and va2.numel() == vg2.num_nodes
+    for sub, mask in ((g2, src.train_mask), (vg2, src.val_mask)):
+        assert sub.num_nodes == int(mask.sum())
+        assert sub.y.tolist() == src.y[mask].tolist()
+        inside = mask[src.edge_index[0]] & mask[src.edge_index[1]]
+        assert sub.edge_index.shape[1] == int(inside.sum()) < src.edge_index.shape[1]

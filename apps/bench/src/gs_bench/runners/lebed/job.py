@@ -10,16 +10,26 @@ from typing import Any
 import numpy as np
 
 from gs_bench.runners.common import data_root
-from gs_bench.runners.lebed.spec import ESTIMATORS, ORIENT, SETTING_KEYS, Settings, domain_group, lebed_config
+from gs_bench.runners.lebed.spec import (
+    ESTIMATORS,
+    ORIENT,
+    SETTING_KEYS,
+    Settings,
+    domain_group,
+    lebed_config,
+)
 
-__all__ = ["test_graph_set", "subsample", "run_job"]
+__all__ = ["test_graph_set", "induced_subgraph", "pretrain_settings", "subsample", "run_job"]
 
 log = logging.getLogger("gs_bench.runners.lebed")
 
 
 def test_graph_set(params: dict[str, Any], settings: Settings | Mapping[str, Any]):
     """The LeBed set of a job and its pre-training parts: (graphs, train graph, train mask,
-    valid graph, valid mask, the dataset whose settings the re-training uses)."""
+    valid graph, valid mask); a mask of ``None`` means every node. The domain shift pre-trains
+    on the subgraphs induced by the source's train / validation masks (``domain_pretrain =
+    "induced"``, the authors' pretrain_gnn_domain.py) or with the masks on the whole source
+    graph (``"masks"``)."""
     import torch
 
     import gs_data
@@ -34,7 +44,12 @@ def test_graph_set(params: dict[str, Any], settings: Settings | Mapping[str, Any
         dcfg = DomainShiftConfig(graphs_per_perturbation=int(st.domain_graphs))
         graphs = gs_data.lebed_domain_shift(domains, params["dataset"].lower(), dcfg, seed=0)
         g = graphs.train  # one source graph: train_mask trains, val_mask validates (UDAGCN)
-        return graphs, g, g.train_mask, g, g.val_mask
+        if st.domain_pretrain == "masks":
+            return graphs, g, g.train_mask, g, g.val_mask
+        # the authors' pretrain_gnn_domain.py:42-43: the subgraph induced by the training nodes
+        # trains, the one induced by the validation nodes selects the checkpoint
+        tr_g, va_g = induced_subgraph(g, g.train_mask), induced_subgraph(g, g.val_mask)
+        return graphs, tr_g, None, va_g, torch.ones(va_g.num_nodes, dtype=torch.bool)
     data = gs_data.load(params["dataset"], root=root)
     if shift == "temporal":
         tcfg = TemporalShiftConfig(graphs_per_perturbation=int(st.temporal_graphs))
@@ -51,15 +66,33 @@ def test_graph_set(params: dict[str, Any], settings: Settings | Mapping[str, Any
     return graphs, graphs.train, None, graphs.valid, ones
 
 
+def induced_subgraph(g, mask):
+    """The subgraph of ``g`` induced by the boolean node ``mask``, nodes relabelled in order
+    (``x``, ``y`` and the edges among the kept nodes; nothing else is carried over)."""
+    from torch_geometric.data import Data
+    from torch_geometric.utils import subgraph
+
+    edge_index, _ = subgraph(mask, g.edge_index, relabel_nodes=True, num_nodes=g.num_nodes)
+    return Data(x=g.x[mask], edge_index=edge_index, y=g.y[mask])
+
+
+def pretrain_settings(params: Mapping[str, Any], st: Settings) -> tuple[float, float]:
+    """(learning rate, weight decay) of the pre-training: ``domain_pretrain_*`` for the domain
+    shift (the authors' pretrain_gnn_domain.py), ``pretrain_*`` otherwise (pretrain-lebed.py)."""
+    if params.get("shift", "feature") == "domain":
+        return float(st.domain_pretrain_lr), float(st.domain_pretrain_weight_decay)
+    return float(st.pretrain_lr), float(st.pretrain_weight_decay)
+
+
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
     import copy
     import time
 
     import torch
 
+    import gs_metrics as gm
     from gs_algos import TrainConfig, predict_node, seeded
     from gs_algos.lebed import lebed_score, pretrain
-    import gs_metrics as gm
     from gs_models import build_model
 
     # the typed settings, re-created from the dict that entered the job's key and its record
@@ -69,9 +102,10 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     model = seeded(lambda: build_model(f"lebed-{params['model']}", train_g.num_features, num_classes), seed)
     init_state = copy.deepcopy(model.state_dict())
     t0 = time.perf_counter()
+    lr, wd = pretrain_settings(params, st)
     pcfg = TrainConfig(
-        lr=float(st.pretrain_lr),
-        weight_decay=float(st.pretrain_weight_decay),
+        lr=lr,
+        weight_decay=wd,
         max_epochs=int(st.max_epochs),
         patience=int(st.patience) if st.patience else None,
         train_part="train", select_on=("valid",), metric="accuracy", seed=seed,

@@ -24,7 +24,7 @@ from gs_bench.suites import (
     check_positive,
 )
 
-__all__ = ["SHIFTS", "DOMAIN_GROUPS", "MODELS", "ESTIMATORS", "ORIENT", "PROTOCOLS",
+__all__ = ["SHIFTS", "DOMAIN_GROUPS", "MODELS", "ESTIMATORS", "ORIENT", "PROTOCOLS", "DOMAIN_PRETRAIN",
            "SETTING_KEYS", "Grid", "Settings", "validate", "applicable", "lebed_config"]
 
 SHIFTS = ("feature", "domain", "temporal")
@@ -53,6 +53,10 @@ SETTING_KEYS = {
 }
 
 _PRETRAIN = "the authors' pretrain-lebed.py"
+_PRETRAIN_DOMAIN = "the authors' pretrain_gnn_domain.py"
+#: ``domain_pretrain``: "induced" (the authors' subgraphs induced by the train / validation
+#: masks) or "masks" (the masks on the whole source graph, UDAGCN's protocol)
+DOMAIN_PRETRAIN = ("induced", "masks")
 _RETRAIN = ("unset: the lebed_protocol's value (the authors' param_space.txt per (dataset, "
             "model), gs_algos.lebed.authors_config)")
 
@@ -97,6 +101,18 @@ class Settings(TypedSettings):
         doc="pre-training early-stopping patience")
     pretrain_lr: float = setting(1e-3, cite=_PRETRAIN + " (Adam)", allowed="> 0")
     pretrain_weight_decay: float = setting(5e-4, cite=_PRETRAIN, allowed=">= 0")
+    domain_pretrain: str = setting(
+        "induced", cite=_PRETRAIN_DOMAIN + ":42-43 (induced/train_sub.pt trains, val_sub.pt selects)",
+        allowed=DOMAIN_PRETRAIN,
+        doc="domain shift: pre-train on the subgraphs induced by the source's train / validation "
+            "masks (the authors'), or with the masks on the whole source graph (UDAGCN's, our "
+            "former protocol)")
+    domain_pretrain_lr: float = setting(
+        3e-3, cite=_PRETRAIN_DOMAIN + " (its --lr default; Adam)", allowed="> 0",
+        doc="domain shift: pre-training learning rate (the feature and temporal shifts use pretrain_lr)")
+    domain_pretrain_weight_decay: float = setting(
+        5e-4, cite=_PRETRAIN_DOMAIN + " (its --wd default)", allowed=">= 0",
+        doc="domain shift: pre-training weight decay (the others use pretrain_weight_decay)")
     lebed_protocol: str = setting(
         "authors", cite="LeBed appendix (the authors' param_space.txt)", allowed=PROTOCOLS,
         doc="re-training settings: the authors' per (dataset, model), or our former ones")
@@ -127,9 +143,13 @@ class Settings(TypedSettings):
 
     def __post_init__(self) -> None:
         check_positive(self, "noise_levels", "mask_levels", "domain_graphs", "temporal_graphs",
-                       "max_epochs", "patience", "pretrain_lr", "lebed_lr", "lebed_max_steps",
+                       "max_epochs", "patience", "pretrain_lr", "domain_pretrain_lr", "lebed_lr", "lebed_max_steps",
                        "lebed_epsilon", "shards", "test_graphs")
-        check_nonnegative(self, "pretrain_weight_decay", "lebed_weight_decay", "lebed_min_steps")
+        check_nonnegative(self, "pretrain_weight_decay", "domain_pretrain_weight_decay",
+                          "lebed_weight_decay", "lebed_min_steps")
+        if self.domain_pretrain not in DOMAIN_PRETRAIN:
+            raise ValueError(f"domain_pretrain {self.domain_pretrain!r} is not accepted; "
+                             f"choose one of {', '.join(DOMAIN_PRETRAIN)}")
         if self.lebed_protocol not in PROTOCOLS:
             raise ValueError(f"lebed_protocol {self.lebed_protocol!r} is not accepted; "
                              f"choose one of {', '.join(PROTOCOLS)}")
