@@ -34,6 +34,14 @@ def test_domain_shift_runs_only_from_a_domain_group(tmp_path, shared_datasets, m
         plan_jobs(_config(tmp_path, ["acmv9"], ["feature"]))
 
 
+def test_a_grid_of_several_shifts_drops_the_domain_points_without_a_source(tmp_path):
+    """The ci grid (feature + domain) narrowed to a feature-shift dataset, as
+    ``gs-bench run lebed --profile ci --datasets planetoid-cora`` does: the feature jobs run,
+    the domain points are left out (they refused to start before)."""
+    jobs, _ = plan_jobs(_config(tmp_path, ["synthetic-default"], ["feature", "domain"]))
+    assert {(j["params"]["dataset"], j["params"]["shift"]) for j in jobs} == {("synthetic-default", "feature")}
+
+
 def test_domain_shift_job_on_real_acdne_graphs(shared_datasets):
     """ACMv9 source, test graphs from ACMv9 / Citationv1 / DBLPv7 (1 per domain and
     perturbation, a few training epochs): errors are true error rates, scores are finite."""
