@@ -49,7 +49,6 @@ import torch.nn.functional as F
 
 from gs_algos.config import TrainConfig
 from gs_algos.device import as_device, check_device, fork_rng_of, module_device
-from gs_algos.engine import fit_node
 from gs_metrics.lebed import (
     parameter_distance,
     sample_non_edges,
@@ -383,39 +382,82 @@ def pretrain(
     """Train the "well-trained" model of a LeBed set (section 3.1, "Online GNN Evaluation
     Protocol"): fit on the training graph, keep the epoch with the best validation accuracy.
 
-    ``train`` and ``valid`` may be two graphs (the feature shift's environments 0 and 1, the
-    temporal shift's periods) or the same graph with two masks (the domain shift's source).
-    Two different graphs are trained as one disjoint union, so that the engine's single-graph
-    selection sees the validation graph's own nodes. Default config: the authors'
-    ``pretrain-lebed.py`` (Adam lr 1e-3, weight decay 5e-4, 200 epochs, best validation
-    accuracy, no patience). Returns the engine's ``FitResult``.
+    The authors' loop (``pretrain-lebed.py:117-155``; ``pretrain_gnn_domain.py``, the same):
+    each epoch one full-batch Adam step on the training graph alone (train mode, cross-entropy
+    over ``train_mask``), then the accuracy on the validation graph (eval mode, over
+    ``valid_mask``); the parameters of the first epoch with the highest validation accuracy
+    are kept (strictly higher than the best so far, from 0). The two graphs are run apart,
+    so a batch norm's statistics (the ``lebed-mlp`` encoder) come from the training graph
+    only; ``train`` and ``valid`` may also be the same graph with two masks (the domain shift
+    with ``domain_pretrain = "masks"``). A mask of ``None`` is every node.
+
+    ``config`` (a :class:`TrainConfig`) gives ``lr``, ``weight_decay``, ``max_epochs``,
+    ``patience`` (stop after that many epochs without a better accuracy; ``None``: never),
+    ``seed`` and ``device``; its default is the authors' ``pretrain-lebed.py`` (Adam lr 1e-3,
+    weight decay 5e-4, 200 epochs, no patience). The model ends with the kept parameters, on
+    the device it came in on. Returns a :class:`~gs_algos.engine.FitResult` with one track,
+    ``"valid"``.
     """
-    from torch_geometric.data import Data
+    from gs_algos.engine import FitResult, Track
 
     cfg = config or TrainConfig(
         lr=1e-3, weight_decay=5e-4, max_epochs=200, patience=None,
         train_part="train", select_on=("valid",), metric="accuracy",
     )
-    tm = (train_mask if train_mask is not None
-          else torch.ones(train.num_nodes, dtype=torch.bool, device=train.x.device))
-    vm = (valid_mask if valid_mask is not None
-          else torch.ones(valid.num_nodes, dtype=torch.bool, device=valid.x.device))
-    if valid is train:
-        data, masks = train, {"train": tm, "valid": vm}
-    else:
-        if train.x.shape[1] != valid.x.shape[1]:
-            raise ValueError(
-                f"train and valid graphs must share the feature width, got {train.x.shape[1]} "
-                f"and {valid.x.shape[1]}"
-            )
-        n = train.num_nodes
-        data = Data(
-            x=torch.cat([train.x, valid.x]),
-            edge_index=torch.cat([train.edge_index, valid.edge_index + n], dim=1),
-            y=torch.cat([train.y, valid.y]),
-            num_nodes=n + valid.num_nodes,
+    if train.x.shape[1] != valid.x.shape[1]:
+        raise ValueError(
+            f"train and valid graphs must share the feature width, got {train.x.shape[1]} "
+            f"and {valid.x.shape[1]}"
         )
-        zeros_v = torch.zeros(valid.num_nodes, dtype=torch.bool, device=vm.device)
-        zeros_t = torch.zeros(n, dtype=torch.bool, device=tm.device)
-        masks = {"train": torch.cat([tm, zeros_v]), "valid": torch.cat([zeros_t, vm])}
-    return fit_node(model, data, None, cfg, masks=masks, num_classes=num_classes)
+    dev = as_device(cfg.device, "TrainConfig.device")
+    home = module_device(model)
+
+    def on_dev(g, mask):
+        m = mask if mask is not None else torch.ones(g.num_nodes, dtype=torch.bool)
+        m = m.to(dev)
+        if int(m.sum()) == 0:
+            raise ValueError("a pre-training mask selects no node")
+        return g.x.to(dev), g.edge_index.to(dev), g.y.to(dev), m
+
+    xt, et, yt, mt = on_dev(train, train_mask)
+    xv, ev, yv, mv = on_dev(valid, valid_mask)
+    track = Track(part="valid", value=0.0)
+    history: list[dict] = []
+    bad = 0
+    model.to(dev)
+    try:
+        with fork_rng_of(dev):
+            torch.manual_seed(int(cfg.seed))
+            opt = torch.optim.Adam(model.parameters(), lr=float(cfg.lr),
+                                   weight_decay=float(cfg.weight_decay))
+            for epoch in range(int(cfg.max_epochs)):
+                model.train()
+                opt.zero_grad(set_to_none=True)
+                _, logits = model(xt, et)
+                if num_classes is not None and logits.size(1) != int(num_classes):
+                    raise ValueError(f"the model outputs {logits.size(1)} classes, the labels "
+                                     f"have {num_classes}")
+                loss = F.cross_entropy(logits[mt], yt[mt])
+                loss.backward()
+                opt.step()
+                model.eval()
+                with torch.no_grad():
+                    _, lv = model(xv, ev)
+                acc = float((lv[mv].argmax(1) == yv[mv]).float().mean())
+                history.append({"epoch": epoch, "train_loss": float(loss.detach()),
+                                "metrics": {"valid": {"accuracy": acc}}})
+                if acc > track.value:
+                    track = Track(part="valid", epoch=epoch, value=acc,
+                                  metrics={"valid": {"accuracy": acc}},
+                                  state={k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
+                    bad = 0
+                else:
+                    bad += 1
+                    if cfg.patience is not None and bad >= int(cfg.patience):
+                        break
+        if track.state is not None:
+            model.load_state_dict(track.state)
+    finally:
+        model.to(home)
+    return FitResult(tracks={"valid": track}, history=history, epochs_run=len(history),
+                     stopped_early=len(history) < int(cfg.max_epochs))
