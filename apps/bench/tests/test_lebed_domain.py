@@ -195,3 +195,18 @@ def test_domain_pretraining_graphs_are_induced_by_the_source_masks(shared_datase
         assert sub.y.tolist() == src.y[mask].tolist()
         inside = mask[src.edge_index[0]] & mask[src.edge_index[1]]
         assert sub.edge_index.shape[1] == int(inside.sum()) < src.edge_index.shape[1]
+
+
+def test_the_report_names_each_records_pre_training():
+    """From the settings the job stored: a domain-shift record from before domain_pretrain
+    is named as the masks protocol, not as today's default."""
+    from gs_bench.runners.lebed.report import pretraining_of
+
+    def rec(shift, **st):
+        return {"job": {"params": {"shift": shift}, "settings": st}}
+
+    assert "induced" in pretraining_of(rec("domain", domain_pretrain="induced", domain_pretrain_lr=3e-3))
+    assert "lr 0.003" in pretraining_of(rec("domain", domain_pretrain="induced", domain_pretrain_lr=3e-3))
+    old = pretraining_of(rec("domain", pretrain_lr=1e-3))
+    assert "masks" in old and "before domain_pretrain" in old and "lr 0.001" in old
+    assert pretraining_of(rec("feature", pretrain_lr=0.02)).startswith("Adam lr 0.02,")

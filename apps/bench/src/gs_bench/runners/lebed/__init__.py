@@ -31,7 +31,14 @@ from __future__ import annotations
 
 from gs_bench.runner import SuiteRunner
 from gs_bench.runners.lebed.job import run_job, subsample, test_graph_set
-from gs_bench.runners.lebed.report import LABELS, figures, paper_family, pool_shards, seed_cell, tables
+from gs_bench.runners.lebed.report import (
+    LABELS,
+    figures,
+    paper_family,
+    pool_shards,
+    seed_cell,
+    tables,
+)
 from gs_bench.runners.lebed.spec import (
     DOMAIN_GROUPS,
     ESTIMATORS,

@@ -204,6 +204,26 @@ def _domain_mix_table(records: Sequence[dict[str, Any]]) -> Table | None:
     )
 
 
+def pretraining_of(record: dict[str, Any]) -> str:
+    """How the record's model was pre-trained, from the settings its job stored (a record
+    from before ``domain_pretrain`` existed pre-trained the domain shift with the masks on the
+    whole source graph at ``pretrain_lr``)."""
+    st = record["job"].get("settings", {})
+    params = record["job"]["params"]
+    if params.get("shift", "feature") == "domain":
+        mode = st.get("domain_pretrain")
+        if mode is None:
+            return (f"the source graph with its train / validation masks, Adam lr "
+                    f"{st.get('pretrain_lr', 1e-3):g}, weight decay "
+                    f"{st.get('pretrain_weight_decay', 5e-4):g} (recorded before domain_pretrain)")
+        where = ("the subgraphs induced by the source's train / validation nodes" if mode == "induced"
+                 else "the source graph with its train / validation masks")
+        return (f"{where}, Adam lr {st.get('domain_pretrain_lr', 3e-3):g}, weight decay "
+                f"{st.get('domain_pretrain_weight_decay', 5e-4):g}")
+    return (f"Adam lr {st.get('pretrain_lr', 1e-3):g}, weight decay "
+            f"{st.get('pretrain_weight_decay', 5e-4):g}")
+
+
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     """Tables 2-4 layout (per dataset and shift: estimators x models, ours beside the paper's),
     rho per perturbation type, and LeBed's stopping steps."""
@@ -244,6 +264,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
             "columns are shown here with the sign flipped, ATC / threshold (estimated errors) and "
             "LeBed as printed. R² is sign-free. "
             f"Test graphs per run: {', '.join(str(v) for v in sorted(n))}. "
+            f"Pre-training: {'; '.join(sorted({pretraining_of(r) for r in recs}))}. "
             f"Re-training settings: {'; '.join(cfgs) or 'n/a'}."
         )
         if fam is None:
