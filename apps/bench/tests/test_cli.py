@@ -30,6 +30,44 @@ def test_list_shows_suites_profiles_and_job_counts(capsys):
     assert "--profile demo" in text and "jobs" in text
 
 
+def test_list_suite_shows_each_setting_with_the_profiles_value_and_its_source(capsys):
+    """Every field of the runner's Settings, the profile's value first, the default where it
+    differs, accepted values and the source of the default."""
+    import dataclasses
+
+    from gs_bench.runners.lebed.spec import Settings
+
+    assert main(["list", "lebed", "--profile", "ci"]) == 0
+    text = capsys.readouterr().out
+    for f in dataclasses.fields(Settings):
+        assert f"\n{f.name} = " in text, f.name
+    block = text.split("\ndomain_graphs = 3\n", 1)[1].split("\n", 1)[0]
+    assert "default 30" in block and "accepted > 0" in block and "Table 3" in block
+    block = text.split("\ndomain_pretrain = 'induced'\n", 1)[1].split("\n", 1)[0]
+    assert "accepted induced, masks" in block and "pretrain_gnn_domain.py" in block
+    assert main(["list", "lebed"]) == 0  # demo: 2 noise levels, the default 20 beside it
+    assert "noise_levels = 2\n    default 20" in capsys.readouterr().out
+
+
+def test_list_of_an_unknown_suite_is_one_line_and_exit_2(capsys):
+    assert main(["list", "no-such-suite"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no-such-suite" in err[0] and "lebed" in err[0]
+
+
+def test_output_into_a_closed_pipe_is_not_an_error():
+    """``gs-bench list | head -1``: the reader leaves early; exit 0, nothing on stderr."""
+    import subprocess
+    import sys
+
+    code = "import sys; from gs_bench.cli import main; sys.exit(main(['list', 'gess', '--profile', 'ci']))"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader goes away before the listing is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err
+    assert err == ""
+
+
 def test_report_of_an_empty_folder_says_what_to_do(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     assert "gs-bench run" in capsys.readouterr().err

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -119,7 +120,15 @@ def _build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--summary", action="store_true", help="print only the summary lines (default: summary and tables)")
     cmp_.add_argument("--readme", type=Path, metavar="FILE", help="also rewrite FILE's generated block (between the gs-bench compare markers) with one summary per run (default: no file written)")
 
-    sub.add_parser("list", help="list suites and profiles")
+    lst = sub.add_parser(
+        "list", help="list suites and profiles; with SUITE, its settings",
+        description="Without SUITE: the shipped suites, their profiles (jobs, what they run) and "
+                    "grid axes. With SUITE: every setting of that suite, the value the profile "
+                    "gives it, its default, accepted values, the source of the default and what it "
+                    "does.")
+    lst.add_argument("suite", nargs="?", metavar="SUITE", help="structural-shifts, edgewise, lebed or gess")
+    lst.add_argument("--profile", default="demo", choices=PROFILES,
+                     help="whose values to show with SUITE (default: demo)")
     return parser
 
 
@@ -226,6 +235,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "run the same command again to resume")
         print(f"gs-bench: stopped by {name}{where}", file=sys.stderr)
         return 143 if name == "SIGTERM" else 130
+    except BrokenPipeError:
+        # the reader went away (e.g. `gs-bench list lebed | head`): not an error of ours; keep
+        # Python from complaining again when it flushes stdout at exit
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, AttributeError, ValueError):  # a stdout without a file descriptor
+            pass
+        return 0
     except Exception as exc:  # noqa: BLE001 - one line instead of a traceback; -v shows it
         from gs_bench.optional import missing_dependency_line
 
@@ -364,9 +381,17 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             print(f"{args.readme}: generated block {'rewritten' if changed else 'already current'}")
         return 0
     if args.command == "list":
-        from gs_bench.listing import print_listing
+        from gs_bench.listing import print_listing, settings_text
+        from gs_bench.suites import SuiteConfigError
 
-        print_listing()
+        if args.suite is None:
+            print_listing()
+            return 0
+        try:
+            print(settings_text(args.suite, args.profile))
+        except SuiteConfigError as exc:
+            print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
+            return 2
         return 0
     parser.error(f"unknown command {args.command!r}")
     return 2

@@ -1,10 +1,13 @@
-"""``gs-bench list``: the shipped suites, their profiles and what each covers."""
+"""``gs-bench list``: the shipped suites, their profiles and what each covers; ``gs-bench
+list SUITE``: every setting of one suite with the value a profile gives it, its default,
+accepted values, the source of the default and what it does (from the runner's typed
+``Settings``, the one place they are written)."""
 
 from __future__ import annotations
 
 from gs_bench.suites import PROFILES, available_suites, expand_jobs, load_suite
 
-__all__ = ["listing_text", "print_listing"]
+__all__ = ["listing_text", "print_listing", "settings_text"]
 
 
 def listing_text() -> str:
@@ -26,3 +29,38 @@ def listing_text() -> str:
 
 def print_listing() -> None:
     print(listing_text())
+
+
+def settings_text(suite: str, profile: str = "demo") -> str:
+    """The settings of ``suite`` as ``profile`` resolves them: ``key = value``, then the
+    default (where the profile or suite file sets another value), the accepted values, the
+    source of the default and one line on what it does. Raises ``SuiteConfigError`` for an
+    unknown suite or profile."""
+    import dataclasses
+
+    cfg = load_suite(suite, profile)
+    typed = cfg.typed_settings
+    lines = [f"{suite} (--profile {profile}): settings, as `gs-bench run {suite} --profile {profile}` "
+             "uses them; change one with --set KEY=VALUE or in a suite file's [settings]", ""]
+    if typed is None or not dataclasses.is_dataclass(typed):
+        return "\n".join(lines + ["  (this suite has no typed settings)"])
+    for f in dataclasses.fields(typed):
+        value = getattr(typed, f.name)
+        meta = f.metadata or {}
+        lines.append(f"{f.name} = {value!r}")
+        facts = []
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else None)  # type: ignore[misc]
+        if default != value:
+            facts.append(f"default {default!r}")
+        allowed = meta.get("allowed")
+        if allowed is not None:
+            facts.append("accepted " + (", ".join(map(str, allowed)) if isinstance(allowed, (tuple, list))
+                                        else str(allowed)))
+        if meta.get("cite"):
+            facts.append(f"source: {meta['cite']}")
+        if facts:
+            lines.append("    " + " · ".join(facts))
+        if meta.get("doc"):
+            lines.append(f"    {meta['doc']}")
+    return "\n".join(lines)
