@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from gs_bench.report import Figure, Table, fmt_mean_std, group_records
-from gs_bench.runners.lebed.spec import ESTIMATORS, MODELS, ORIENT
+from gs_bench.runners.lebed.spec import ESTIMATORS, MODELS, ORIENT, Settings
 
 __all__ = ["LABELS", "AUTHORS_DOMAIN_MIX", "paper_family", "seed_cell", "pool_shards", "domain_mix_rho",
            "bootstrap_interval", "tables", "figures"]
@@ -207,21 +207,17 @@ def _domain_mix_table(records: Sequence[dict[str, Any]]) -> Table | None:
 def pretraining_of(record: dict[str, Any]) -> str:
     """How the record's model was pre-trained, from the settings its job stored (a record
     from before ``domain_pretrain`` existed pre-trained the domain shift with the masks on the
-    whole source graph at ``pretrain_lr``)."""
-    st = record["job"].get("settings", {})
-    params = record["job"]["params"]
-    if params.get("shift", "feature") == "domain":
-        mode = st.get("domain_pretrain")
-        if mode is None:
-            return (f"the source graph with its train / validation masks, Adam lr "
-                    f"{st.get('pretrain_lr', 1e-3):g}, weight decay "
-                    f"{st.get('pretrain_weight_decay', 5e-4):g} (recorded before domain_pretrain)")
-        where = ("the subgraphs induced by the source's train / validation nodes" if mode == "induced"
-                 else "the source graph with its train / validation masks")
-        return (f"{where}, Adam lr {st.get('domain_pretrain_lr', 3e-3):g}, weight decay "
-                f"{st.get('domain_pretrain_weight_decay', 5e-4):g}")
-    return (f"Adam lr {st.get('pretrain_lr', 1e-3):g}, weight decay "
-            f"{st.get('pretrain_weight_decay', 5e-4):g}")
+    whole source graph at ``pretrain_lr``: its dict lacks the key, and the typed default,
+    "induced", would misname it)."""
+    st = Settings.from_job(record["job"])
+    if record["job"]["params"].get("shift", "feature") == "domain":
+        if "domain_pretrain" not in (record["job"].get("settings") or {}):
+            return (f"the source graph with its train / validation masks, Adam lr {st.pretrain_lr:g}, "
+                    f"weight decay {st.pretrain_weight_decay:g} (recorded before domain_pretrain)")
+        where = ("the subgraphs induced by the source's train / validation nodes"
+                 if st.domain_pretrain == "induced" else "the source graph with its train / validation masks")
+        return f"{where}, Adam lr {st.domain_pretrain_lr:g}, weight decay {st.domain_pretrain_weight_decay:g}"
+    return f"Adam lr {st.pretrain_lr:g}, weight decay {st.pretrain_weight_decay:g}"
 
 
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
