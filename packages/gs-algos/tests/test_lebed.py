@@ -172,6 +172,8 @@ def test_pretrain_selects_on_the_validation_graph():
     )
     with pytest.raises(ValueError, match="feature width"):
         pretrain(model, train, Data(x=torch.randn(n, 3), edge_index=ei, y=y, num_nodes=n))
+    with pytest.raises(ValueError, match="metric='loss'.*not accepted"):
+        pretrain(model, train, valid, config=TrainConfig(metric="loss", train_part="train", select_on=("valid",)))
 
 
 def _authors_pretrain(model, train, valid, lr, wd, epochs):

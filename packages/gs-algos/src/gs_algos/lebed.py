@@ -404,6 +404,12 @@ def pretrain(
         lr=1e-3, weight_decay=5e-4, max_epochs=200, patience=None,
         train_part="train", select_on=("valid",), metric="accuracy",
     )
+    if cfg.metric != "accuracy" or cfg.batch_size is not None:
+        raise ValueError(
+            f"pretrain trains full-batch and keeps the best validation accuracy (the authors' loop); "
+            f"config.metric={cfg.metric!r} and config.batch_size={cfg.batch_size!r} are not accepted "
+            "here (use metric='accuracy', batch_size=None)"
+        )
     if train.x.shape[1] != valid.x.shape[1]:
         raise ValueError(
             f"train and valid graphs must share the feature width, got {train.x.shape[1]} "
