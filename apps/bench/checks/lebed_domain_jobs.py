@@ -8,6 +8,10 @@ figures of one model in minutes, e.g. after a change of the pre-training.
     OMP_NUM_THREADS=1 GS_SHARED_DATA=../shared/datasets \\
         python apps/bench/checks/lebed_domain_jobs.py --models gcn sage gin mlp [--json-dir DIR]
 
+``--seeds 0 1 2`` runs each model at those job seeds (the model's initial parameters and
+pre-training; the 36 test graphs are the same at every seed, as in the runner), one line
+block per seed; the ``ci`` profile runs seed 0.
+
 ``--summarize DIR`` prints the table from the ``acm_<model>.json`` outputs a run saved there
 (``--json-dir``) without running again.
 """
@@ -27,11 +31,11 @@ from gs_bench.runners.lebed.spec import ESTIMATORS, ORIENT
 from gs_bench.suites import load_suite
 
 
-def run(model: str) -> dict:
+def run(model: str, seed: int = 0) -> dict:
     # the ci profile's own settings (not a copy of them), in one shard
     settings = {**load_suite("lebed", "ci").settings, "shards": 1}
     return lebed.run_job({"params": {"dataset": "acmv9", "shift": "domain", "model": model},
-                          "settings": settings, "seed": 0, "device": "cpu"})
+                          "settings": settings, "seed": seed, "device": "cpu"})
 
 
 def summary(model: str, out: dict) -> list[str]:
@@ -56,6 +60,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", nargs="+", default=["gcn", "sage", "gin", "mlp"],
                     choices=["gcn", "gat", "sage", "gin", "mlp"])
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0], metavar="S",
+                    help="job seeds (default: 0, the ci profile's)")
     ap.add_argument("--json-dir", type=Path, default=None, help="save each job's output there")
     ap.add_argument("--summarize", type=Path, default=None, metavar="DIR",
                     help="only print the table of the acm_<model>.json files in DIR")
@@ -65,16 +71,19 @@ def main() -> None:
           "error), paper as gs_bench.published.LEBED_SIGN reads it")
     print("model | estimator | rho, 36 graphs | source (12) | targets (24) | authors' mix | paper")
     for model in args.models:
-        if args.summarize is not None:
-            out = json.loads((args.summarize / f"acm_{model}.json").read_text())
-        else:
-            t = time.time()
-            out = run(model)
-            print(f"# {model}: {time.time() - t:.0f} s", flush=True)
-            if args.json_dir is not None:
-                args.json_dir.mkdir(parents=True, exist_ok=True)
-                (args.json_dir / f"acm_{model}.json").write_text(json.dumps(out))
-        print("\n".join(summary(model, out)), flush=True)
+        for seed in args.seeds:
+            # seed 0 keeps the file name the logs committed before --seeds refer to
+            name = f"acm_{model}.json" if seed == 0 else f"acm_{model}.seed{seed}.json"
+            if args.summarize is not None:
+                out = json.loads((args.summarize / name).read_text())
+            else:
+                t = time.time()
+                out = run(model, seed)
+                print(f"# {model}, seed {seed}: {time.time() - t:.0f} s", flush=True)
+                if args.json_dir is not None:
+                    args.json_dir.mkdir(parents=True, exist_ok=True)
+                    (args.json_dir / name).write_text(json.dumps(out))
+            print("\n".join(summary(model, out)), flush=True)
 
 
 if __name__ == "__main__":
