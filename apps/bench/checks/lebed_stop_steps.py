@@ -32,6 +32,11 @@ prints the step counts of each variant:
 ``authors-model/our-pretrain``
     the authors' model pre-trained by our ``pretrain`` (environments 0 and 1 as one disjoint
     union: with batch norm, environment 1 enters the training batch statistics).
+``ours/authors-theta0`` (GNNs)
+    our model started from the very parameters the ``authors-model`` variant starts from (copied
+    one by one), pre-trained as the authors, our ``lebed_score``: the same steps and rho as
+    ``authors-model`` put a gap between ours and theirs in the draw of ``theta_0``, not in the
+    model or the loop.
 ``authors-model/no-BN`` (MLP only)
     the authors' model with ``MLP(..., norm=None)``: batch norm is the one change.
 ``authors-model/their-theta0`` (with ``--authors-init DIR``)
@@ -391,6 +396,26 @@ def main() -> None:
             val = authors_pretrain(am, a_train, a_valid, pre["lr"], pre["wd"], pre["epochs"])
         print(f"{name}: pre-trained, best validation accuracy {val:.3f}", flush=True)
         run_authors(name, am, a_init, graphs, indices, negs, rows, authors)
+
+    # --- our model started from the authors' model's initial parameters (the same draw,
+    # copied parameter by parameter: the two list the same shapes in the same order), pre-trained
+    # as the authors do, our lebed_score: with the authors-model row, it tells whether a gap
+    # between ours and theirs is in the model / loop (rows differ) or in theta_0's draw (equal)
+    if want("ours/authors-theta0"):
+        torch.manual_seed(args.seed)
+        am = AuthorsModel(train_g.num_features, c, norm="batch_norm", model=model_name)
+        m4 = build_model(preset, train_g.num_features, c)
+        theirs, mine = list(am.parameters()), list(m4.parameters())
+        if [p.shape for p in theirs] != [p.shape for p in mine] or list(m4.buffers()):
+            raise SystemExit(f"ours/authors-theta0: lebed-{model_name}'s parameters do not line up "
+                             "with the authors' model's; the variant applies to gcn / sage / gat / gin")
+        with torch.no_grad():
+            for p_mine, p_theirs in zip(mine, theirs, strict=True):
+                p_mine.copy_(p_theirs)
+        m4_init = copy.deepcopy(m4.state_dict())
+        val = authors_pretrain(m4, a_train, a_valid, pre["lr"], pre["wd"], pre["epochs"])
+        print(f"ours/authors-theta0: pre-trained, best validation accuracy {val:.3f}", flush=True)
+        run_ours("ours/authors-theta0", m4, m4_init)
 
     # --- table
     print()
