@@ -10,7 +10,9 @@ that may change what a finished run reports or which job a record answers:
   ``ci-gess.report.md`` is now the report of issue 29's beam-frame run, written at 5b5167d's
   successor when it was committed; the 20-epoch run with Point Transformer's batch norm moved
   to ``ci-gess/pt-norm-20ep`` when the profile went to 30 Track epochs, and that run to
-  ``ci-gess/pt-30ep`` when Point Transformer's positional term became the edge-feature MLP);
+  ``ci-gess/pt-30ep`` when Point Transformer's positional term became the edge-feature MLP;
+  the five-model LeBed run of our former pre-training moved to ``ci-lebed/former-pretrain``
+  with its golden file when the re-run with the authors' pre-training became ``ci-lebed``);
 * the job keys of the shipped suites, for fixed versions and data fingerprints, are those main
   computed at 1f50d64 (a digest per suite and profile), and each committed run's suite file,
   loaded again, gives exactly the settings dict its records hold (the dict that enters the
@@ -36,7 +38,7 @@ MEASURED = Path(__file__).resolve().parents[1] / "measured"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 #: run folders under measured/ (a "/" for one inside another); golden file: "/" written as "--"
 RUNS = ["ci-lebed", "ci-edgewise", "ci-structural-shifts", "ci-structural-shifts-good", "ci-gess",
-        "ci-gess/gess-frame-8ep", "ci-gess/pt-norm-20ep", "ci-gess/pt-30ep"]
+        "ci-gess/gess-frame-8ep", "ci-gess/pt-norm-20ep", "ci-gess/pt-30ep", "ci-lebed/former-pretrain"]
 
 
 def _golden(name: str) -> Path:
