@@ -32,7 +32,10 @@ worker.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib
+import importlib.util
 import io
 import json
 import logging
@@ -59,7 +62,8 @@ from typing import Any
 from gs_bench.store import ResultsStore, atomic_write_text
 
 __all__ = [
-    "run_one", "execute", "environment", "package_versions", "worker_info", "default_threads",
+    "run_one", "execute", "environment", "package_versions", "source_fingerprints", "tree_hash",
+    "worker_info", "default_threads",
     "NodeCheck", "ClusterCheckError", "EXECUTORS", "DATA_ENV_VARS",
 ]
 
@@ -83,6 +87,42 @@ def package_versions() -> dict[str, str]:
     return out
 
 
+#: the import package of each of our distributions, whose source :func:`source_fingerprints` hashes
+SOURCE_PACKAGES = {"gs-splits": "gs_splits", "gs-data": "gs_data", "gs-models": "gs_models",
+                   "gs-metrics": "gs_metrics", "gs-algos": "gs_algos", "gs-bench": "gs_bench"}
+#: the files of a package that hold its behaviour (code, shipped suite and preset files)
+SOURCE_SUFFIXES = (".py", ".toml", ".json")
+
+
+def tree_hash(root: Path, suffixes: tuple[str, ...] = SOURCE_SUFFIXES) -> str:
+    """12 hex digits of SHA-256 over the relative path and bytes of every file under ``root``
+    whose name ends in one of ``suffixes`` (sorted, ``__pycache__`` left out): the same for the
+    same files wherever they lie, different as soon as one changes, appears or goes."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if (not path.is_file() or not path.name.endswith(suffixes)
+                or "__pycache__" in path.relative_to(root).parts):
+            continue
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+@functools.cache
+def source_fingerprints() -> dict[str, str]:
+    """``{distribution: tree_hash of its installed package}`` for our six packages (``"not
+    installed"`` for one that is not). Stored in every record's ``worker`` and in the run file:
+    the job keys hold the settings, data and package *versions*, not the source, so a run folder
+    resumed after a code change keeps its records, and these say which code wrote each one
+    (``gs-bench run`` warns on resume when they differ from the running code's)."""
+    out: dict[str, str] = {}
+    for dist, package in SOURCE_PACKAGES.items():
+        spec = importlib.util.find_spec(package)
+        locations = list(spec.submodule_search_locations or []) if spec else []
+        out[dist] = tree_hash(Path(locations[0])) if locations else "not installed"
+    return out
+
+
 def _git_revision() -> str:
     try:
         here = Path(__file__).resolve().parent
@@ -99,6 +139,7 @@ def environment() -> dict[str, Any]:
     env: dict[str, Any] = {
         "versions": package_versions(),
         "git_revision": _git_revision(),
+        "sources": source_fingerprints(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpu": platform.processor() or platform.machine(),
@@ -183,6 +224,7 @@ def worker_info(device: str | None = None, threads: int | None = None) -> dict[s
         "python": platform.python_version(),
         "platform": platform.platform(),
         "versions": package_versions(),
+        "sources": source_fingerprints(),
         "device": device,
         "threads": threads,
     }

@@ -296,7 +296,8 @@ def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None
             title = f"{suite} ({label})" if label else suite
             sections.append((title, tables, figures, texts, notes))
     failed = [r for r in records if r.get("status") != "ok"]
-    run_info = {**run_info, "workers": workers_summary(records), "data": data_kinds(records)}
+    run_info = {**run_info, "workers": workers_summary(records), "data": data_kinds(records),
+                "sources": sources_summary(records)}
     text = _render(sections, fmt, run_info, len(records), failed, report_dir)
     name = {"md": "report.md", "html": "report.html", "latex": "report.tex"}[fmt]
     path = report_dir / name
@@ -318,6 +319,32 @@ def workers_summary(records: Sequence[dict[str, Any]]) -> str:
             dev += f", {w['gpu']}"
         counts[f"{w['host']} ({dev})"] += 1
     return "; ".join(f"{k}: {n} job{'s' if n != 1 else ''}" for k, n in sorted(counts.items()))
+
+
+def sources_summary(records: Sequence[dict[str, Any]]) -> str:
+    """One line when the records were computed by more than one version of our packages'
+    source (each record's ``worker.sources``, :func:`gs_bench.executors.source_fingerprints`):
+    which packages differ and how many records each version wrote, so that a table mixing
+    records from before and after a code change says so. Empty when all records share one
+    version (records written before gs-bench stored fingerprints are counted apart)."""
+    versions: dict[tuple, int] = defaultdict(int)
+    unknown = 0
+    for r in records:
+        fps = (r.get("worker") or {}).get("sources")
+        if fps:
+            versions[tuple(sorted(fps.items()))] += 1
+        else:
+            unknown += 1
+    if len(versions) < 2:
+        return ""
+    dists = sorted({d for v in versions for d, _ in v})
+    differ = [d for d in dists if len({dict(v).get(d) for v in versions}) > 1]
+    per = "; ".join(
+        f"{n} record{'s' if n != 1 else ''} with " + ", ".join(f"{d} {dict(v).get(d, '?')}" for d in differ)
+        for v, n in sorted(versions.items(), key=lambda kv: -kv[1]))
+    extra = f"; {unknown} record(s) without a fingerprint" if unknown else ""
+    return (f"Source: the records were computed by {len(versions)} versions of the source of "
+            f"{', '.join(differ)} ({per}{extra}).")
 
 
 def data_kinds(records: Sequence[dict[str, Any]]) -> list[tuple[str, str, str, list[str]]]:
@@ -369,6 +396,8 @@ def _markdown(sections, run_info, n_records, failed) -> str:
     parts.append(f"{n_records} job records ({len(failed)} failed). Git revision: {env.get('git_revision', 'unknown')}. CPU: {env.get('cpu', '?')} x{env.get('cpu_count', '?')}, GPU: {env.get('gpu', '?')}.")
     parts.append(f"Computed on: {workers}." if workers else "")
     parts.append(f"Versions: {versions}." if versions else "")
+    if run_info.get("sources"):
+        parts.append(run_info["sources"])
     parts += _data_lines(run_info.get("data", []))
     for suite, tables, figures, texts, notes in sections:
         parts += ["", f"## {suite}", ""]

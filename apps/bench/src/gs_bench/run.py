@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,38 @@ def run_suite(
         return _run_locked(config, jobs, env, store, executor=executor, address=address,
                            workers=workers, progress=progress, report_format=report_format,
                            device=device, threads=threads, retries=retries, verbose=verbose)
+
+
+def other_sources(records: Iterable[dict[str, Any]], sources: Mapping[str, str]) -> dict[str, int]:
+    """``{distribution: number of records}`` of ``records`` whose ``worker.sources`` (the
+    source fingerprint of the code that computed them) differs from ``sources`` for that
+    distribution. Records written before gs-bench stored fingerprints count nowhere."""
+    counts: dict[str, int] = {}
+    for rec in records:
+        theirs = (rec.get("worker") or {}).get("sources") or {}
+        for dist, fp in theirs.items():
+            if dist in sources and fp != sources[dist]:
+                counts[dist] = counts.get(dist, 0) + 1
+    return counts
+
+
+def warn_other_sources(store: ResultsStore, suite: str, sources: Mapping[str, str]) -> int:
+    """Warn (stderr) when records of ``suite`` in ``store`` were computed by other source code
+    than the running one. Job keys hold settings, data and package versions, not the source,
+    so such records count as done and are kept; the warning names the packages whose source
+    differs so that a change that alters results is not mixed in unseen. Returns the number of
+    such records."""
+    records = [r for r in store.records() if r["job"].get("suite") == suite]
+    differ = [r for r in records if other_sources([r], sources)]
+    if differ:
+        per = other_sources(differ, sources)
+        names = ", ".join(f"{d} ({n})" for d, n in sorted(per.items()))
+        print(f"warning: {len(differ)} of the {len(records)} {suite} record(s) in {store.root} "
+              f"were computed by other source code than this run's (records per package whose "
+              f"source differs: {names}); they count as done, since job keys hold settings, data "
+              "and package versions but not the source. If the change alters results, run into "
+              "a fresh --out.", file=sys.stderr)
+    return len(differ)
 
 
 def warn_other_settings(store: ResultsStore, config: SuiteConfig, jobs: list[dict[str, Any]]) -> int:
@@ -195,6 +228,7 @@ def _run_locked(config, jobs, env, store, *, executor, address, workers, progres
         ),
     )
     warn_other_settings(store, config, jobs)
+    warn_other_sources(store, config.suite, env.get("sources") or {})
     todo = [j for j in jobs if not store.is_done(j["key"])]
     print(
         f"{config.suite} ({config.profile_label}): {len(jobs)} jobs, {len(jobs) - len(todo)} already done, "
