@@ -29,7 +29,6 @@ next to it as ``lebed_baseline_signs.log``.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 from pathlib import Path
 
@@ -38,6 +37,8 @@ import torch
 from scipy.stats import spearmanr
 
 MEASURED = Path(__file__).resolve().parents[1] / "measured" / "ci-lebed" / "results.jsonl"
+#: the committed run's settings (its pre-training among them), which the predictions follow
+RUN_FILE = MEASURED.with_name("run-lebed.json")
 LABEL = {"conf": "ConfScore", "entropy": "Entropy", "atc_mc": "ATC-MC", "atc_ne": "ATC-NE",
          "thr_0.7": "Thres. 0.7", "thr_0.8": "Thres. 0.8", "thr_0.9": "Thres. 0.9"}
 
@@ -88,21 +89,16 @@ def authors_scores(p, thr_mc, thr_ne):
 
 
 def our_predictions(dataset: str, shift: str, settings: dict, indices=None):
-    """Pre-training and per-graph outputs exactly as gs_bench.runners.lebed.run_job (lines
-    'model = seeded(...)' to 'scores[f"thr_{tau}"]'), without the LeBed re-training."""
-    from gs_algos import TrainConfig, predict_node, seeded
-    from gs_algos.lebed import pretrain
-    from gs_bench.runners.lebed import _test_graphs
+    """Pre-training and per-graph outputs exactly as gs_bench.runners.lebed.run_job (its
+    ``pretrained``, under the committed run's settings, seed 0), without the LeBed re-training."""
+    from gs_algos import predict_node
+    from gs_bench.runners.lebed import Settings
+    from gs_bench.runners.lebed.job import pretrained
     from gs_metrics import atc_score, conf_score, entropy_score, fit_atc_threshold, threshold_score
-    from gs_models import build_model
 
     params = {"dataset": dataset, "shift": shift, "model": "gcn"}
-    graphs, train_g, tr, valid_g, va = _test_graphs(params, settings)
-    c = graphs.num_classes
-    model = seeded(lambda: build_model("lebed-gcn", train_g.num_features, c), 0)
-    pcfg = TrainConfig(lr=1e-3, weight_decay=5e-4, max_epochs=200, patience=None, train_part="train",
-                       select_on=("valid",), metric="accuracy", seed=0, device="cpu")
-    pretrain(model, train_g, valid_g, train_mask=tr, valid_mask=va, num_classes=c, config=pcfg)
+    pre = pretrained(params, Settings.from_mapping(settings), 0, "cpu")
+    graphs, model, valid_g, va = pre.graphs, pre.model, pre.valid_g, pre.valid_mask
 
     def probs(g):
         _, logits = predict_node(model, g)
@@ -187,18 +183,19 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(1)
     recs = [json.loads(line) for line in MEASURED.read_text().splitlines()]
+    settings = json.loads(RUN_FILE.read_text())["settings"]
     paper_sign_pattern()
 
     # ---- Cora feature shift, GCN (the control: there the paper's signs and ours agree)
     idx = sorted({int(round(v)) for v in np.linspace(0, 319, args.cora_graphs)})
-    rows, ot, tt = our_predictions("planetoid-cora", "feature", {"root": "shared"}, idx)
+    rows, ot, tt = our_predictions("planetoid-cora", "feature", settings, idx)
     check_records(rows, recs, "planetoid-cora", "gcn")
     print(f"Cora thresholds (mc, ne): ours {ot['mc']:.4f}, {ot['ne']:.4f}; theirs {tt['mc']:.4f}, {tt['ne']:.4f}")
     same_functions(rows)
     table(rows, "cora", "Cora feature shift, GCN")
 
     for n in args.domain_graphs:
-        rows, ot, tt = our_predictions("acmv9", "domain", {"root": "shared", "domain_graphs": n})
+        rows, ot, tt = our_predictions("acmv9", "domain", {**settings, "domain_graphs": n})
         if n == 3:
             check_records(rows, recs, "acmv9", "gcn")
         print(f"\nACMv9 thresholds (mc, ne): ours {ot['mc']:.4f}, {ot['ne']:.4f}; theirs {tt['mc']:.4f}, {tt['ne']:.4f}")

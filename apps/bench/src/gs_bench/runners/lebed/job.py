@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,8 @@ from gs_bench.runners.lebed.spec import (
     lebed_config,
 )
 
-__all__ = ["test_graph_set", "induced_subgraph", "pretrain_settings", "subsample", "run_job"]
+__all__ = ["test_graph_set", "induced_subgraph", "pretrain_settings", "pretrained", "Pretrained",
+           "subsample", "run_job"]
 
 log = logging.getLogger("gs_bench.runners.lebed")
 
@@ -84,19 +86,34 @@ def pretrain_settings(params: Mapping[str, Any], st: Settings) -> tuple[float, f
     return float(st.pretrain_lr), float(st.pretrain_weight_decay)
 
 
-def run_job(job: dict[str, Any]) -> dict[str, Any]:
+@dataclass
+class Pretrained:
+    """What :func:`pretrained` returns: the job's test-graph set, its model after the
+    pre-training, the model's parameters before it (θ_0, where LeBed's re-training starts) and
+    the source graphs and masks it was pre-trained on."""
+
+    graphs: Any
+    model: Any
+    init_state: dict[str, Any]
+    train_g: Any
+    train_mask: Any
+    valid_g: Any
+    valid_mask: Any
+    #: wall seconds of the pre-training alone (not the test graphs' making)
+    seconds: float
+
+
+def pretrained(params: Mapping[str, Any], st: Settings, seed: int, device: str = "auto") -> Pretrained:
+    """The test-graph set of grid point ``params`` and its ``lebed-<model>`` pre-trained under
+    settings ``st`` at ``seed``, exactly as :func:`run_job` does before it scores anything (the
+    checks in ``apps/bench/checks`` call it so that they follow the runner)."""
     import copy
     import time
 
-    import torch
-
-    import gs_metrics as gm
-    from gs_algos import TrainConfig, predict_node, seeded
-    from gs_algos.lebed import lebed_score, pretrain
+    from gs_algos import TrainConfig, seeded
+    from gs_algos.lebed import pretrain
     from gs_models import build_model
 
-    # the typed settings, re-created from the dict that entered the job's key and its record
-    params, st, seed = job["params"], Settings.from_job(job), int(job["seed"])
     graphs, train_g, tr, valid_g, va = test_graph_set(params, st)
     num_classes = graphs.num_classes
     model = seeded(lambda: build_model(f"lebed-{params['model']}", train_g.num_features, num_classes), seed)
@@ -109,10 +126,27 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         max_epochs=int(st.max_epochs),
         patience=int(st.patience) if st.patience else None,
         train_part="train", select_on=("valid",), metric="accuracy", seed=seed,
-        device=job.get("device", "auto"),
+        device=device,
     )
     pretrain(model, train_g, valid_g, train_mask=tr, valid_mask=va, num_classes=num_classes, config=pcfg)
-    pretrain_s = time.perf_counter() - t0
+    return Pretrained(graphs, model, init_state, train_g, tr, valid_g, va, time.perf_counter() - t0)
+
+
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    import time
+
+    import torch
+
+    import gs_metrics as gm
+    from gs_algos import predict_node
+    from gs_algos.lebed import lebed_score
+
+    # the typed settings, re-created from the dict that entered the job's key and its record
+    params, st, seed = job["params"], Settings.from_job(job), int(job["seed"])
+    pre = pretrained(params, st, seed, job.get("device", "auto"))
+    graphs, model, init_state = pre.graphs, pre.model, pre.init_state
+    valid_g, va = pre.valid_g, pre.valid_mask
+    pretrain_s = pre.seconds
 
     def outputs_of(g):
         emb, logits = predict_node(model, g)
