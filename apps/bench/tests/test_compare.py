@@ -188,3 +188,28 @@ def test_transcribed_spreads_are_the_papers():
         for key, row in zip(means, rows(ew, table, 12), strict=True):
             assert [m for m, _ in row] == list(means[key]), (table, key)
             assert [s for _, s in row] == list(spreads[key]), (table, key)
+
+
+def test_per_method_counts_show_which_method_misses_both_ways():
+    """ERM on the paper's values and DANN 6 points off (SYNTHETIC records): the per-method
+    line puts all of ERM's cells within and none of DANN's, each against the same expectation."""
+    recs = _erm_records(0.0)
+    params = {"dataset": "cora-ml", "strategy": "popularity", "ratio": "50:50", "method": "dann"}
+    pid = published("structural-shifts", "cora-ml", "popularity", "dann", "id_acc")[0]
+    pood = published("structural-shifts", "cora-ml", "popularity", "dann", "ood_acc")[0]
+    recs += [_rec(params, {"id_acc": (pid - 6) / 100, "ood_acc": (pood - 6) / 100}, s) for s in range(3)]
+    cs = C.cells(recs)
+    counts = C.method_counts(cs, "structural-shifts")
+    e = 2 * C.p_within_if_exact(3, 3)
+    assert counts["erm"] == (3, 3, 2, pytest.approx(e), 2)  # ID, OOD, Table 1 drop
+    assert counts["se"] == (2, 2, 1, pytest.approx(e / 2), 1)  # Table 16, Table 1 AUROC
+    assert counts["dann"] == (2, 0, 0, pytest.approx(e), 2)
+    line = C.method_line(cs, "structural-shifts")
+    assert "erm 3 of 3 (with ± s: 2 of 2, a faithful rerun 1.3)" in line
+    assert "dann 0 of 2 (with ± s: 0 of 2, a faithful rerun 1.3)" in line
+    # the other way round: DANN on the paper's values, ERM off
+    recs = _erm_records(-6.0) + [_rec(params, {"id_acc": pid / 100, "ood_acc": pood / 100}, s)
+                                 for s in range(3)]
+    counts = C.method_counts(C.cells(recs), "structural-shifts")
+    assert counts["erm"][:3] == (3, 0, 0) and counts["dann"][:3] == (2, 2, 2)
+    assert "Within the spread per method: " in C.render(C.cells(recs))

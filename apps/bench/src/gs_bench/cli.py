@@ -113,7 +113,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "with delta, the paper's spread (its +- s; 2 points, or 0.02 for Spearman rho, where it prints "
         "none) and whether |delta| exceeds it; one summary line per paper, which also says how many "
         "cells a faithful rerun would be expected to have within the spread at these run counts "
-        "(0.65 per cell at 3 runs against the paper's 3). RUN is a results folder of "
+        "(0.65 per cell at 3 runs against the paper's 3), and above each paper's table the "
+        "cells within per table and per method (with a faithful rerun's count beside each "
+        "method's). RUN is a results folder of "
         "`gs-bench run` or a committed run in apps/bench/measured/.")
     cmp_.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="results folder(s)")
     cmp_.add_argument("--off", action="store_true", help="list only the cells outside the paper's spread (default: every cell)")
