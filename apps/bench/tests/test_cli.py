@@ -70,7 +70,18 @@ def test_output_into_a_closed_pipe_is_not_an_error():
 
 def test_report_of_an_empty_folder_says_what_to_do(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
-    assert "gs-bench run" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "gs-bench run" in err and "results.jsonl" in err and err.count("\n") == 1
+
+
+def test_report_of_a_missing_folder_or_a_file_says_so(tmp_path, capsys):
+    for bad in (tmp_path / "nope", tmp_path / "README.md"):
+        if bad.name.endswith(".md"):
+            bad.write_text("not a run\n")
+        assert main(["report", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert f"run folder {bad} does not exist (or is not a folder)" in err and err.count("\n") == 1
+    assert not (tmp_path / "nope").exists()  # nothing created
 
 
 # ------------------------------------------------------------- issue 33: fast, honest errors

@@ -127,6 +127,17 @@ def test_cli_prints_the_summary_and_rejects_a_missing_folder(tmp_path):
     assert "5 cells, 0 within" in p.stdout
     p = subprocess.run([*cmd, str(tmp_path / "nope")], capture_output=True, text=True)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "does not exist" in p.stderr
+    # two runs: each its own summary and tables, the cells never pooled
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _erm_records(0.0)))
+    p = subprocess.run([*cmd, str(run), str(other), "--summary"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0] == f"{run}:" and f"{other}:" in p.stdout.splitlines()
+    assert "5 cells, 0 within" in p.stdout and "5 cells, 5 within" in p.stdout
+    assert "10 cells" not in p.stdout
+    p = subprocess.run([*cmd, str(run), str(other)], capture_output=True, text=True)
+    assert p.stdout.count("# Paper comparison: `") == 2 and p.stdout.count("| Table 9 | cora-ml popularity erm id_acc |") == 2
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n{C.BEGIN}\nold\n{C.END}\nend\n")
     p = subprocess.run([*cmd, str(run), "--summary", "--readme", str(readme)], capture_output=True, text=True)

@@ -83,6 +83,8 @@ def test_bad_device_threads_and_retries_are_one_line_errors(toy, tmp_path, capsy
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+    # the run command's own name and help, where these options are described
+    assert err.startswith("gs-bench run: error: ") and err.endswith("(see gs-bench run --help)")
 
 
 def test_cuda_on_a_machine_without_one_stops_before_any_job(toy, tmp_path, capsys, monkeypatch):

@@ -24,15 +24,19 @@ DESCRIPTION = """\
 gs-bench: evaluate graph and geometric deep-learning models under distribution shift.
 
 Commands:
-  demo    run the main job on the embedded synthetic default graph (no download):
-          structural splits (popularity, locality, density), a GCN trained with ERM on
-          each, ID / OOD accuracy, calibration and OOD-detection metrics, and a report.
+  demo    the main job on the embedded SYNTHETIC default graph (no download): its
+          structural splits (popularity, locality, density), then the demo profile of
+          every suite (structural-shifts, edgewise, lebed, gess), and a report in
+          Markdown and HTML.
   run     run a suite (structural-shifts, edgewise, lebed, gess) with a profile
-          (demo, ci, full); finished jobs are skipped, so re-running resumes. Every job
-          that cannot succeed (inapplicable algorithm, unwired dataset, missing data) is
-          listed and nothing starts; --dry-run only lists them.
+          (demo, ci, paper, full); finished jobs are skipped, so re-running resumes.
+          Every job that cannot succeed (inapplicable algorithm, unwired dataset,
+          missing data) is listed and nothing starts; --dry-run only lists them.
   report  write tables and figures of a results folder (Markdown, HTML or LaTeX).
-  list    list the suites, profiles and what each suite covers.
+  compare every paper cell a run fills beside the paper's value, its spread and delta,
+          with a summary per paper, per table and per method.
+  list    list the suites, profiles and what each suite covers; `list SUITE` its
+          settings (value, default, accepted values, source).
 
 Examples:
   gs-bench demo --out demo-output
@@ -40,7 +44,16 @@ Examples:
   gs-bench run edgewise --profile ci --device cuda --out runs/ew
   gs-bench run structural-shifts --profile ci --executor ray --address HEAD:6379 --workers 32 --out /shared/runs/ss
   gs-bench report runs/ss --format html
+  gs-bench compare apps/bench/measured/ci-structural-shifts --off
 """
+
+
+def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The sub-parser of ``command`` (``gs-bench run``), else ``parser``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices.get(command, parser)
+    return parser
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,9 +76,11 @@ def _build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser(
         "demo",
         help="main job on the embedded synthetic default graph",
-        description="Make the three structural splits of the embedded synthetic default graph, "
-        "train a GCN with ERM on each (when gs-algos is installed), and write a Markdown "
-        "report with the split statistics and the metrics to --out.",
+        description="Make the three structural splits of the embedded SYNTHETIC default graph "
+        "(popularity, locality, density; their reports in OUT/splits), run the demo profile of "
+        "every suite (structural-shifts, edgewise, lebed, gess) into OUT, skipping finished "
+        "jobs on a re-run, and write OUT/report/report.md and report.html (tables and figures). "
+        "A few minutes on 2 CPU cores; no download.",
     )
     demo.add_argument("--out", type=Path, default=Path("demo-output"), help="output folder (default: demo-output)")
     demo.add_argument("--seed", type=int, default=0, help="seed of the three demo splits written to OUT/splits (the suites use their own seeds; default: 0)")
@@ -85,7 +100,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets (overrides the profile)")
     run.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods (overrides the profile; the gess suite's algorithms, e.g. erm dir tl-100)")
     run.add_argument("--backbones", nargs="+", metavar="NAME", help="only these backbones (suites with a backbone axis: gess)")
-    run.add_argument("--seeds", type=int, metavar="N", help="number of seeds (overrides the profile)")
+    run.add_argument("--seeds", type=int, metavar="N", help="number of seeds (overrides the profile). structural-shifts: the runs of ERM / SE / +mod; GPN / NatPN, DANN / CORAL / Mixup / EERM and the ensembles keep their own counts where the profile sets them (settings posterior_runs, robustness_runs, ensemble_runs: change those with --set, e.g. --set robustness_runs=5)")
     run.add_argument("--split-source", choices=SPLIT_SOURCES, help="structural-shifts: 'authors' uses the authors' published 50:50 masks (<root>/structural-shifts/<name>/splits/<shift>.pth), 'seeded' gs-splits with split seed 0, 'authors-where-published' the authors' masks at 50:50 and gs-splits at the other ratios (default: the suite's setting)")
     run.add_argument("--robustness-framework", choices=ROBUSTNESS_FRAMEWORKS, help="structural-shifts: how DANN / CORAL / Mixup / EERM are trained, 'paper' (appendix F encoder, optimiser and checkpoint rule, as every other method; the default) or 'good' (GOOD's GCN 3 x 300 and GOODCora training: lr 1e-3, no weight decay, 100 epochs, best Valid-In accuracy)")
     run.add_argument("--robustness-variant", choices=ROBUSTNESS_VARIANTS, help=f"structural-shifts: formulation of DANN / CORAL / Mixup / EERM, 'good' (the GOOD benchmark's code the paper used) or 'ours-v1' (our earlier one, with domain bins over all nodes); default: the suite's setting, else {DEFAULT_ROBUSTNESS_VARIANT!r}")
@@ -185,6 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    # the command's own parser, so that the message names `gs-bench run` and its --help
+    parser = _command_parser(parser, args.command)
     for name in ("workers", "seeds", "threads"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
@@ -369,11 +386,17 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
             return 2
-        allcells = [c for _, cs in per_run for c in cs]
-        if args.summary:
-            print("\n".join(C.summary_lines(allcells)) or "no record fills a paper cell")
-        else:
-            print(C.render(allcells, [r for r, _ in per_run], only_off=args.off), end="")
+        # one run: as before; several: each its own summary and tables, never pooled (a cell
+        # measured by two runs would otherwise count twice, its rows without the run's name)
+        for i, (run, cs) in enumerate(per_run):
+            if args.summary:
+                lines = C.summary_lines(cs) or ["no record fills a paper cell"]
+                if len(per_run) > 1:
+                    lines = [f"{run}:", *(f"- {line}" for line in lines)]
+                print("\n".join(lines))
+            else:
+                title = "# Paper comparison" + (f": `{run}`" if len(per_run) > 1 else "")
+                print(("\n" if i else "") + C.render(cs, [run], only_off=args.off, title=title), end="")
         if args.readme is not None:
             try:
                 changed = C.update_readme(args.readme, C.readme_block(per_run))

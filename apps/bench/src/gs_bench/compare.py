@@ -322,10 +322,11 @@ def _fmt(v: float | None, unit: str) -> str:
     return f"{v:.2f}" if unit == "%" else f"{v:+.2f}"
 
 
-def render(cs: Sequence[Cell], runs: Sequence[str] = (), only_off: bool = False) -> str:
+def render(cs: Sequence[Cell], runs: Sequence[str] = (), only_off: bool = False,
+           title: str = "# Paper comparison") -> str:
     """Markdown: the summary lines, then one table per paper (every cell, or only those
     outside the tolerance with ``only_off``)."""
-    out = ["# Paper comparison", ""]
+    out = [title, ""]
     if runs:
         out += ["Runs: " + ", ".join(f"`{r}`" for r in runs), ""]
     out += [f"- {line}" for line in summary_lines(cs)] or ["No record fills a paper cell."]

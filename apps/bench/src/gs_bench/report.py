@@ -256,6 +256,9 @@ def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None
     from gs_bench.runners import load_runner
 
     out = Path(out)
+    if not out.is_dir():
+        raise ValueError(f"run folder {out} does not exist (or is not a folder); give the --out "
+                         f"folder of a `gs-bench run` or a committed run in apps/bench/measured/")
     if store is None:
         store = ResultsStore(out)
         store.moves = store.is_run_folder()
@@ -263,7 +266,8 @@ def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None
     if not records and (out / ARCHIVE).is_file():
         records = archived_records(out / ARCHIVE)
     if not records:
-        raise ValueError(f"no results in {out / 'results'}: run `gs-bench run ... --out {out}` first")
+        raise ValueError(f"no results in {out}: neither records in {out / 'results'} nor an archived "
+                         f"{ARCHIVE}; run `gs-bench run ... --out {out}` first")
     report_dir = out / "report"
     report_dir.mkdir(parents=True, exist_ok=True)
     by_suite: dict[str, list[dict[str, Any]]] = defaultdict(list)
