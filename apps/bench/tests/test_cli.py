@@ -185,3 +185,55 @@ def test_install_commands_of_optional_packages_match_the_extras():
         if not spec.startswith("pandas"):
             assert f"'{spec}'" in track, (spec, track)
     assert re.search(r"pip install --no-deps MoleculeACE", install_hint("MoleculeACE"))
+
+
+_DS_RUNNER = '''
+from dataclasses import dataclass
+from pathlib import Path
+from gs_bench.suites import DataMissingError
+
+@dataclass(frozen=True)
+class Grid:
+    dataset: list[str]
+
+@dataclass(frozen=True)
+class Settings:
+    root: str = "."
+
+def validate(config):
+    for ds in config.grid["dataset"]:
+        if not (Path(config.settings["root"]) / ds).is_file():
+            raise DataMissingError(f"dataset {ds!r}: file {Path(config.settings['root']) / ds} is missing")
+    return {ds: "fp" for ds in config.grid["dataset"]}
+
+def run_job(job):
+    return {"value": 1.0}
+
+def tables(records):
+    return []
+'''
+
+
+def test_missing_data_is_listed_per_dataset_with_its_jobs(tmp_path, monkeypatch, capsys):
+    """A runner's check stops at the first dataset without its files; the dry run names every
+    one, each with its jobs, and counts only theirs as lacking data."""
+    from gs_bench import runners
+
+    (tmp_path / "dsy_runner.py").write_text(_DS_RUNNER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(runners.RUNNERS, "dsy", "dsy_runner")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "b").write_text("here")
+    suite = tmp_path / "dsy.toml"
+    suite.write_text(f'suite = "dsy"\nseeds = 2\n[grid]\ndataset = ["a", "b", "c"]\n'
+                     f'[settings]\nroot = "{data}"\n')
+    assert main(["run", str(suite), "--out", str(tmp_path / "out"), "--dry-run"]) == 2
+    cap = capsys.readouterr()
+    lines = [x.strip() for x in cap.out.splitlines() if x.strip()]
+    assert lines == [f"[data] dataset=a (2 jobs): dataset 'a': file {data / 'a'} is missing",
+                     f"[data] dataset=c (2 jobs): dataset 'c': file {data / 'c'} is missing"]
+    assert "6 jobs planned; 0 fail by construction, 4 lack data on this machine" in cap.err
+    (data / "a").write_text("here")
+    (data / "c").write_text("here")
+    assert main(["run", str(suite), "--out", str(tmp_path / "out"), "--dry-run"]) == 0

@@ -139,6 +139,24 @@ def plan_jobs(
     return runner.order_jobs([j.as_dict() for j in jobs]), env
 
 
+def _missing_per_dataset(config: SuiteConfig) -> list[Problem]:
+    """One ``data`` problem per dataset of ``config``'s grid whose own plan lacks data (its
+    grid points x seeds as the job count); empty when the grid has one dataset or none lacks
+    data on its own (the problem is then the suite's, e.g. a pairing of datasets)."""
+    datasets = list(config.grid.get("dataset") or [])
+    if len(datasets) < 2:
+        return []
+    problems = []
+    for ds in datasets:
+        sub = config.with_overrides(axes={"dataset": [ds]})
+        try:
+            plan_jobs(sub)
+        except DataMissingError as exc:
+            problems.append(Problem("data", f"dataset={ds}", " ".join(str(exc).split()),
+                                    len(expand_jobs(sub))))
+    return problems
+
+
 def check_suite(config, key_extra: dict[str, Any] | None = None) -> Preflight:
     """Plan ``config`` (a resolved :class:`~gs_bench.suites.SuiteConfig`) and list every
     problem that would make one of its jobs fail, without running anything. ``key_extra``:
@@ -152,7 +170,10 @@ def check_suite(config, key_extra: dict[str, Any] | None = None) -> Preflight:
         jobs, out.env = plan_jobs(config, key_extra=key_extra)
     except DataMissingError as exc:
         out.jobs = [j.as_dict() for j in expand_jobs(config)]
-        out.problems.append(Problem("data", "suite", " ".join(str(exc).split()), len(out.jobs)))
+        # which datasets lack their files, each with its jobs (a runner's check stops at the
+        # first); the suite-wide message where no single dataset is to blame
+        out.problems.extend(_missing_per_dataset(config) or [
+            Problem("data", "suite", " ".join(str(exc).split()), len(out.jobs))])
         return out
     out.jobs = jobs
     out.problems.extend(load_runner(config.suite).problems(config, jobs))
