@@ -237,3 +237,13 @@ def test_missing_data_is_listed_per_dataset_with_its_jobs(tmp_path, monkeypatch,
     (data / "a").write_text("here")
     (data / "c").write_text("here")
     assert main(["run", str(suite), "--out", str(tmp_path / "out"), "--dry-run"]) == 0
+
+
+def test_bare_command_prints_help_on_stderr_and_a_ray_dry_run_says_it_did_not_connect(tmp_path, capsys):
+    assert main([]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and "Commands:" in cap.err
+    assert main(["run", "structural-shifts", "--profile", "demo", "--executor", "ray", "--address",
+                 "HEAD:6379", "--out", str(tmp_path / "x"), "--dry-run"]) == 0
+    err = capsys.readouterr().err
+    assert "the suite is valid" in err and "the Ray cluster at HEAD:6379 was not contacted" in err

@@ -197,8 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    if args.command is None:
-        parser.print_help()
+    if args.command is None:  # a usage error: the help on stderr, exit 2
+        parser.print_help(sys.stderr)
         return 2
     # the command's own parser, so that the message names `gs-bench run` and its --help
     parser = _command_parser(parser, args.command)

@@ -80,7 +80,10 @@ def run_suite(
         raise SuiteConfigError(f"{pre.summary()}: no jobs remain ({why}); change the suite's "
                                "[grid], [[exclude]] or the --datasets / --methods given")
     if dry_run:
-        print(f"{pre.summary()}; the suite is valid (dry run, nothing started)", file=sys.stderr)
+        unchecked = (f"; the Ray cluster at {address} was not contacted (a dry run checks the suite "
+                     "and this machine's data only)") if executor == "ray" and address else ""
+        print(f"{pre.summary()}; the suite is valid (dry run, nothing started){unchecked}",
+              file=sys.stderr)
         return 0
     if executor == "ray":  # before --out is created: a missing Ray leaves nothing behind
         from gs_bench.optional import require
