@@ -33,7 +33,6 @@ worker.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
 import importlib.util
 import io
@@ -95,17 +94,19 @@ SOURCE_SUFFIXES = (".py", ".toml", ".json")
 
 
 def tree_hash(root: Path, suffixes: tuple[str, ...] = SOURCE_SUFFIXES) -> str:
-    """12 hex digits of SHA-256 over the relative path and bytes of every file under ``root``
-    whose name ends in one of ``suffixes`` (sorted, ``__pycache__`` left out): the same for the
-    same files wherever they lie, different as soon as one changes, appears or goes."""
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        if (not path.is_file() or not path.name.endswith(suffixes)
-                or "__pycache__" in path.relative_to(root).parts):
-            continue
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()[:12]
+    """12 hex digits of :func:`gs_data.fingerprint` over the relative path and bytes of every
+    file under ``root`` whose name ends in one of ``suffixes`` (sorted, ``__pycache__`` left
+    out): the same for the same files wherever they lie, different as soon as one changes,
+    appears or goes."""
+    import numpy as np
+
+    from gs_data import fingerprint
+
+    files = [p for p in sorted(root.rglob("*"))
+             if p.is_file() and p.name.endswith(suffixes)
+             and "__pycache__" not in p.relative_to(root).parts]
+    return fingerprint([(p.relative_to(root).as_posix(), np.frombuffer(p.read_bytes(), dtype=np.uint8))
+                        for p in files], length=12)
 
 
 @functools.cache
