@@ -247,3 +247,24 @@ def test_bare_command_prints_help_on_stderr_and_a_ray_dry_run_says_it_did_not_co
                  "HEAD:6379", "--out", str(tmp_path / "x"), "--dry-run"]) == 0
     err = capsys.readouterr().err
     assert "the suite is valid" in err and "the Ray cluster at HEAD:6379 was not contacted" in err
+
+
+def test_the_readmes_own_suite_example_loads(tmp_path):
+    """The TOML block of the README's "Your own suite file" is a valid suite: 2 methods x 2
+    seeds, of which the ensemble runs once (3 jobs, as the README says)."""
+    import re
+    from pathlib import Path
+
+    from gs_bench.runners import load_runner
+    from gs_bench.suites import expand_jobs, load_suite
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("### Your own suite file", 1)[1]
+    block = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
+    path = tmp_path / "my-suite.toml"
+    path.write_text(block)
+    cfg = load_suite(str(path), "demo")
+    assert cfg.suite == "structural-shifts" and cfg.grid["method"] == ["erm", "de"]
+    runner = load_runner(cfg.suite)
+    jobs = [j for j in expand_jobs(cfg) if j.seed < runner.runs(j.params, j.settings, cfg.seeds)]
+    assert len(jobs) == 3 and '"3 jobs planned"' in section
