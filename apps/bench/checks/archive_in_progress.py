@@ -52,6 +52,43 @@ def restore(dest: Path, run: Path) -> int:
     return 0
 
 
+#: the `gs-bench run` option that narrows each grid axis (edgewise's models and gess's
+#: algorithms are narrowed with --methods)
+AXIS_OPTIONS = {"dataset": "--datasets", "method": "--methods", "model": "--methods",
+                "algorithm": "--methods", "backbone": "--backbones"}
+
+
+def resume_command(info: dict, run: Path) -> str:
+    """The `gs-bench run` command that resumes the run of ``info`` (its run-*.json) in ``run``:
+    the suite and profile, the axes narrowed from the profile's grid, the seeds and settings
+    that differ from the profile's. A difference no option can express is named instead (the
+    command would then plan other jobs)."""
+    from gs_bench.suites import load_suite
+
+    parts = ["OMP_NUM_THREADS=1", "gs-bench", "run", info["suite"], "--profile", info["profile"]]
+    try:
+        base = load_suite(info["suite"], info["profile"])
+    except Exception as exc:  # noqa: BLE001 - a suite this checkout no longer ships
+        return f"(no command: the suite or profile does not load here: {exc})"
+    problems = []
+    for axis, values in (info.get("grid") or {}).items():
+        if list(values) == list(base.grid.get(axis, [])):
+            continue
+        option = AXIS_OPTIONS.get(axis)
+        if option is None:
+            problems.append(f"axis {axis} = {values}")
+        else:
+            parts += [option, *map(str, values)]
+    if info.get("seeds") not in (None, base.seeds):
+        parts += ["--seeds", str(info["seeds"])]
+    for key, value in (info.get("settings") or {}).items():
+        if base.settings.get(key) != value:
+            parts += ["--set", f"{key}={json.dumps(value)}"]
+    parts += ["--workers", str(info.get("workers") or 1), "--out", str(run)]
+    text = " ".join(parts)
+    return text + (f" (but no option gives {'; '.join(problems)})" if problems else "")
+
+
 def main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[0] == "--restore":
         return restore(Path(argv[1]), Path(argv[2]))
@@ -89,7 +126,8 @@ def main(argv: list[str]) -> int:
              f"Written by `python apps/bench/checks/archive_in_progress.py {run} {dest}`; the run resumes "
              "from its own folder with the command in run-*.json's profile (`gs-bench run ... --out`); on a "
              f"machine without that folder, `python apps/bench/checks/archive_in_progress.py --restore {dest} "
-             f"{run}` makes it from these records first.", ""]
+             f"{run}` makes it from these records first.", "",
+             f"Resume (derived from run-*.json): `{resume_command(info, run)}`", ""]
     for k, counts in by.items():
         lines.append(f"- {k}: " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())))
     lines.append("- wall seconds per method/model, summed (includes any time the run was paused or "

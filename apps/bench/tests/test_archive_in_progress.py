@@ -64,3 +64,33 @@ def test_progress_gives_the_median_cpu_seconds_of_the_records_that_store_them(tm
     progress = (dest / "PROGRESS.md").read_text()
     assert "gcn 20 (3)" in progress  # the median of 10, 20, 30 over the 3 records that have it
     assert "gcn 4,000" in progress  # the summed wall seconds, named as such
+
+
+def test_progress_names_the_command_that_resumes_the_run(tmp_path):
+    """Derived from run-*.json against the suite's profile: narrowed axes become --datasets /
+    --methods, other settings --set; a narrowed axis no option reaches is named instead."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        from archive_in_progress import resume_command
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    from gs_bench.suites import load_suite
+
+    base = load_suite("lebed", "ci")
+    info = {"suite": "lebed", "profile": "ci", "grid": {**base.grid, "dataset": ["citationv1", "dblpv7"]},
+            "settings": {**base.settings, "domain_graphs": 5}, "seeds": base.seeds, "workers": 2}
+    cmd = resume_command(info, Path("/runs/x"))
+    assert cmd == ("OMP_NUM_THREADS=1 gs-bench run lebed --profile ci --datasets citationv1 dblpv7 "
+                   "--set domain_graphs=5 --workers 2 --out /runs/x")
+    info["grid"]["shard"] = [0, 1]
+    assert "(but no option gives axis shard = [0, 1])" in resume_command(info, Path("/runs/x"))
+    # the whole profile as it is: no narrowing, no --set
+    same = {"suite": "lebed", "profile": "ci", "grid": base.grid, "settings": base.settings,
+            "seeds": base.seeds, "workers": 1}
+    assert resume_command(same, Path("r")) == "OMP_NUM_THREADS=1 gs-bench run lebed --profile ci --workers 1 --out r"
+    run = tmp_path / "run"
+    (run / "results").mkdir(parents=True)
+    (run / "run-lebed.json").write_text(json.dumps({**same, "jobs": 1}))
+    (run / "results" / "a1.json").write_text(json.dumps(_record("a1")))
+    assert _run(str(run), str(tmp_path / "committed")).returncode == 0
+    assert f"--workers 1 --out {run}`" in (tmp_path / "committed" / "PROGRESS.md").read_text()
