@@ -263,26 +263,14 @@ def summary(cs: Sequence[Cell]) -> list[dict[str, Any]]:
     return out
 
 
-def table_counts(cs: Sequence[Cell], paper: str) -> dict[str, tuple[int, int]]:
-    """``{table: (cells, within)}`` of one paper, in the order the tables first appear."""
-    out: dict[str, list[int]] = {}
-    for c in cs:
-        if c.paper == paper:
-            t = out.setdefault(c.table, [0, 0])
-            t[0] += 1
-            t[1] += c.within
-    return {k: (v[0], v[1]) for k, v in out.items()}
-
-
-def method_counts(cs: Sequence[Cell], paper: str) -> dict[str, tuple[int, int, int, float, int]]:
-    """``{method: (cells, within, within_known, expected, expected_of)}`` of one paper, in the
-    order the methods first appear: ``expected`` sums a faithful rerun's P(within) over the
-    ``expected_of`` cells where it is known, of which ``within_known`` are within, so a method
-    that falls short of a faithful rerun shows."""
+def _counts(cs: Sequence[Cell], paper: str, by) -> dict[str, tuple[int, int, int, float, int]]:
+    """``{by(cell): (cells, within, within_known, expected, expected_of)}`` of one paper, in
+    the order the groups first appear: ``expected`` sums a faithful rerun's P(within) over the
+    ``expected_of`` cells where it is known, of which ``within_known`` are within."""
     out: dict[str, list[float]] = {}
     for c in cs:
         if c.paper == paper:
-            m = out.setdefault(c.method or "?", [0, 0, 0, 0.0, 0])
+            m = out.setdefault(by(c), [0, 0, 0, 0.0, 0])
             m[0] += 1
             m[1] += c.within
             if c.expected_within is not None:
@@ -290,6 +278,18 @@ def method_counts(cs: Sequence[Cell], paper: str) -> dict[str, tuple[int, int, i
                 m[3] += c.expected_within
                 m[4] += 1
     return {k: (int(v[0]), int(v[1]), int(v[2]), float(v[3]), int(v[4])) for k, v in out.items()}
+
+
+def table_counts(cs: Sequence[Cell], paper: str) -> dict[str, tuple[int, int]]:
+    """``{table: (cells, within)}`` of one paper, in the order the tables first appear."""
+    return {k: v[:2] for k, v in _counts(cs, paper, lambda c: c.table).items()}
+
+
+def method_counts(cs: Sequence[Cell], paper: str) -> dict[str, tuple[int, int, int, float, int]]:
+    """``{method: (cells, within, within_known, expected, expected_of)}`` of one paper
+    (:func:`_counts` by :attr:`Cell.method`), so a method that falls short of a faithful rerun
+    shows."""
+    return _counts(cs, paper, lambda c: c.method or "?")
 
 
 def method_line(cs: Sequence[Cell], paper: str) -> str:

@@ -146,11 +146,12 @@ def _missing_per_dataset(config: SuiteConfig) -> list[Problem]:
     datasets = list(config.grid.get("dataset") or [])
     if len(datasets) < 2:
         return []
+    runner = load_runner(config.suite)
     problems = []
     for ds in datasets:
         sub = config.with_overrides(axes={"dataset": [ds]})
         try:
-            plan_jobs(sub)
+            runner.validate(sub)  # where plan_jobs' DataMissingError comes from
         except DataMissingError as exc:
             problems.append(Problem("data", f"dataset={ds}", " ".join(str(exc).split()),
                                     len(expand_jobs(sub))))

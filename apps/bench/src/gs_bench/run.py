@@ -121,16 +121,17 @@ def warn_other_sources(store: ResultsStore, suite: str, sources: Mapping[str, st
     differs so that a change that alters results is not mixed in unseen. Returns the number of
     such records."""
     records = [r for r in store.records() if r["job"].get("suite") == suite]
-    differ = [r for r in records if other_sources([r], sources)]
+    per_record = [other_sources([r], sources) for r in records]
+    differ = sum(1 for d in per_record if d)
     if differ:
-        per = other_sources(differ, sources)
+        per = {d: sum(x.get(d, 0) for x in per_record) for d in sorted(set().union(*per_record))}
         names = ", ".join(f"{d} ({n})" for d, n in sorted(per.items()))
-        print(f"warning: {len(differ)} of the {len(records)} {suite} record(s) in {store.root} "
+        print(f"warning: {differ} of the {len(records)} {suite} record(s) in {store.root} "
               f"were computed by other source code than this run's (records per package whose "
               f"source differs: {names}); they count as done, since job keys hold settings, data "
               "and package versions but not the source. If the change alters results, run into "
               "a fresh --out.", file=sys.stderr)
-    return len(differ)
+    return differ
 
 
 def warn_other_settings(store: ResultsStore, config: SuiteConfig, jobs: list[dict[str, Any]]) -> int:

@@ -90,13 +90,11 @@ def pretrain_settings(params: Mapping[str, Any], st: Settings) -> tuple[float, f
 class Pretrained:
     """What :func:`pretrained` returns: the job's test-graph set, its model after the
     pre-training, the model's parameters before it (θ_0, where LeBed's re-training starts) and
-    the source graphs and masks it was pre-trained on."""
+    the validation graph and mask of the pre-training (the ATC thresholds are fitted there)."""
 
     graphs: Any
     model: Any
     init_state: dict[str, Any]
-    train_g: Any
-    train_mask: Any
     valid_g: Any
     valid_mask: Any
     #: wall seconds of the pre-training alone (not the test graphs' making)
@@ -129,7 +127,7 @@ def pretrained(params: Mapping[str, Any], st: Settings, seed: int, device: str =
         device=device,
     )
     pretrain(model, train_g, valid_g, train_mask=tr, valid_mask=va, num_classes=num_classes, config=pcfg)
-    return Pretrained(graphs, model, init_state, train_g, tr, valid_g, va, time.perf_counter() - t0)
+    return Pretrained(graphs, model, init_state, valid_g, va, time.perf_counter() - t0)
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
