@@ -12,7 +12,9 @@ that may change what a finished run reports or which job a record answers:
   to ``ci-gess/pt-norm-20ep`` when the profile went to 30 Track epochs, and that run to
   ``ci-gess/pt-30ep`` when Point Transformer's positional term became the edge-feature MLP;
   the five-model LeBed run of our former pre-training moved to ``ci-lebed/former-pretrain``
-  with its golden file when the re-run with the authors' pre-training became ``ci-lebed``);
+  with its golden file when the re-run with the authors' pre-training became ``ci-lebed``; the
+  two structural-shifts golden files were refreshed when the protocol paragraph's run counts
+  went into words, that line alone changing);
 * the job keys of the shipped suites, for fixed versions and data fingerprints, are those main
   computed at 1f50d64 (a digest per suite and profile), and each committed run's suite file,
   loaded again, gives exactly the settings dict its records hold (the dict that enters the

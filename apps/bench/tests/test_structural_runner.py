@@ -154,7 +154,7 @@ def test_tiny_run_uses_named_methods_and_writes_the_protocol(tmp_path, tiny_suit
     text = (out / "report" / "report.md").read_text()
     assert "**Protocol (authors).**" in text and "4 epochs, no early stopping" in text
     assert "lowest Valid-In loss" in text and "conv → GELU → batch norm" in text
-    assert "DE 1 run(s) × 2 member(s), seeds 43–44" in text
+    assert "DE 1 run of 2 members, seeds 43–44" in text
     assert "ID and" in text and "OOD nodes" in text  # split picture caption with the counts
 
 
@@ -381,3 +381,13 @@ def test_member_cache_tag_follows_the_preset_config(tmp_path, monkeypatch):
     monkeypatch.setitem(reg._PRESETS, "structural-shifts-mod",
                         (name, dataclasses.replace(cfg, sage_self_loops=not cfg.sage_self_loops), train))
     assert member_cache(job, "structural-shifts-mod").tag != before
+
+
+def test_protocol_paragraph_counts_runs_members_and_seeds_in_words():
+    from gs_bench.runners.structural.report import _runs_text, _seeds_text
+
+    assert _runs_text(1, 1) == "1 run" and _runs_text(3, 1) == "3 runs"
+    assert _runs_text(1, 5) == "1 run of 5 members" and _runs_text(2, 5) == "2 runs of 5 members"
+    assert _seeds_text([43]) == "seed 43"  # it said "seeds 43–43"
+    assert _seeds_text([43, 44, 45]) == "seeds 43–45"
+    assert _seeds_text([43, 45]) == "seeds 43, 45"  # not a range: no dash that hides the gap

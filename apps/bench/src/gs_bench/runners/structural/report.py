@@ -165,6 +165,22 @@ def off_cells(records: Sequence[dict[str, Any]], threshold: float = OFF_THRESHOL
     return cells_off(paper_cells(records), threshold)
 
 
+def _runs_text(runs: int, members: int) -> str:
+    """``"3 runs"``, ``"1 run of 5 members"``: the run count, and the member count where a run
+    is an ensemble."""
+    text = f"{runs} run{'s' if runs != 1 else ''}"
+    return text if members == 1 else f"{text} of {members} members"
+
+
+def _seeds_text(seeds: list[int]) -> str:
+    """``"seed 43"``, ``"seeds 43–47"`` for a consecutive range, else ``"seeds 43, 45"``."""
+    if len(seeds) == 1:
+        return f"seed {seeds[0]}"
+    if seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"seeds {seeds[0]}–{seeds[-1]}"
+    return "seeds " + ", ".join(str(s) for s in seeds)
+
+
 def paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
     """The "protocol" paragraph of the report, generated from the jobs' settings and the
     gs-algos / gs-models configs they resolve to (one paragraph per distinct setting)."""
@@ -194,7 +210,7 @@ def paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
         for (k, meth), seeds in sorted(counts.items()):
             if k == key:
                 members = sorted({s for t in seeds for s in t})
-                runs_txt.append(f"{method_label(meth)} {len(seeds)} run(s) × {len(next(iter(seeds)))} member(s), seeds {members[0]}–{members[-1]}")
+                runs_txt.append(f"{method_label(meth)} {_runs_text(len(seeds), len(next(iter(seeds))))}, {_seeds_text(members)}")
         source = st.split_source
         split_txt = ("the authors' published masks (yandex-research/structural-graph-shifts, `datasets/<name>/splits/<shift>.pth`)"
                      if source == "authors" else
