@@ -84,6 +84,9 @@ def resume_command(info: dict, run: Path) -> str:
     for key, value in (info.get("settings") or {}).items():
         if base.settings.get(key) != value:
             parts += ["--set", f"{key}={json.dumps(value)}"]
+    for key in base.settings:
+        if key not in (info.get("settings") or {}):
+            parts += ["--unset", key]
     parts += ["--workers", str(info.get("workers") or 1), "--out", str(run)]
     text = " ".join(parts)
     return text + (f" (but no option gives {'; '.join(problems)})" if problems else "")

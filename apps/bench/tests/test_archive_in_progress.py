@@ -68,7 +68,8 @@ def test_progress_gives_the_median_cpu_seconds_of_the_records_that_store_them(tm
 
 def test_progress_names_the_command_that_resumes_the_run(tmp_path):
     """Derived from run-*.json against the suite's profile: narrowed axes become --datasets /
-    --methods, other settings --set; a narrowed axis no option reaches is named instead."""
+    --methods, other settings --set, a profile's setting the run lacks --unset; a narrowed axis
+    no option reaches is named instead."""
     sys.path.insert(0, str(SCRIPT.parent))
     try:
         from archive_in_progress import resume_command
@@ -82,6 +83,12 @@ def test_progress_names_the_command_that_resumes_the_run(tmp_path):
     cmd = resume_command(info, Path("/runs/x"))
     assert cmd == ("OMP_NUM_THREADS=1 gs-bench run lebed --profile ci --datasets citationv1 dblpv7 "
                    "--set domain_graphs=5 --workers 2 --out /runs/x")
+    # a setting of the profile that the run took back (gs-bench run --unset KEY)
+    ss = load_suite("structural-shifts", "ci")
+    unset = {"suite": "structural-shifts", "profile": "ci", "grid": ss.grid, "seeds": ss.seeds,
+             "settings": {k: v for k, v in ss.settings.items() if k != "root"}, "workers": 1}
+    assert resume_command(unset, Path("r")) == ("OMP_NUM_THREADS=1 gs-bench run structural-shifts "
+                                                "--profile ci --unset root --workers 1 --out r")
     info["grid"]["shard"] = [0, 1]
     assert "(but no option gives axis shard = [0, 1])" in resume_command(info, Path("/runs/x"))
     # the whole profile as it is: no narrowing, no --set

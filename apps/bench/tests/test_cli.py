@@ -268,3 +268,17 @@ def test_the_readmes_own_suite_example_loads(tmp_path):
     runner = load_runner(cfg.suite)
     jobs = [j for j in expand_jobs(cfg) if j.seed < runner.runs(j.params, j.settings, cfg.seeds)]
     assert len(jobs) == 3 and '"3 jobs planned"' in section
+
+
+def test_unset_takes_back_a_profile_setting_and_refuses_what_cannot_be_unset(tmp_path, capsys):
+    """gess demo sets max_epochs = 15 (default: unset, GeSS Table 8 per case)."""
+    out = tmp_path / "o"
+    assert main(["run", "gess", "--profile", "demo", "--unset", "max_epochs", "--out", str(out), "--dry-run"]) == 0
+    assert "the suite is valid" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "gess", "--profile", "demo", "--unset", "batch_size", "--set", "batch_size=3",
+              "--out", str(out), "--dry-run"])
+    assert exc.value.code == 2 and "batch_size is also given to --set" in capsys.readouterr().err
+    assert main(["run", "gess", "--profile", "demo", "--unset", "track_seed", "--out", str(out), "--dry-run"]) == 2
+    assert "--unset track_seed: this setting cannot be unset (its default is 0)" in capsys.readouterr().err
+    assert not out.exists()

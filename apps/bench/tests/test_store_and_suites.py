@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from gs_bench.store import ResultsStore, atomic_write_text
 from gs_bench.suites import (
     PROFILES,
+    UNSET,
     SuiteConfigError,
     available_suites,
     expand_jobs,
@@ -90,6 +92,30 @@ def test_overrides(tmp_path):
         cfg.with_overrides(axes={"colour": ["red"]})
     with pytest.raises(SuiteConfigError, match="seeds must be >= 1"):
         cfg.with_overrides(seeds=0)
+
+
+def test_unset_takes_a_profile_setting_back_to_none_and_keys_jobs_as_if_never_set(tmp_path):
+    """gess ci sets track_max_epochs = 30; unsetting it gives the jobs of a suite file that
+    never set it (the per-case default of GeSS Table 8), not a key holding None."""
+    ci = load_suite("gess", "ci")
+    assert ci.settings["track_max_epochs"] == 30
+    cfg = ci.with_overrides(settings={"track_max_epochs": UNSET})
+    assert "track_max_epochs" not in cfg.settings and cfg.typed_settings.track_max_epochs is None
+    assert {k: v for k, v in ci.settings.items() if k != "track_max_epochs"} == cfg.settings
+    import gs_bench
+
+    text = (Path(gs_bench.__file__).parent / "suites" / "gess.toml").read_text()
+    assert "track_max_epochs = 30\n" in text
+    never = tmp_path / "gess.toml"
+    never.write_text(text.replace("track_max_epochs = 30\n", ""))
+    assert ({j.key for j in expand_jobs(cfg)}
+            == {j.key for j in expand_jobs(load_suite(str(never), "ci"))})
+    assert {j.key for j in expand_jobs(cfg)}.isdisjoint(j.key for j in expand_jobs(ci))
+    # a setting with a real default cannot be unset, an unknown one is named with a suggestion
+    with pytest.raises(SuiteConfigError, match="cannot be unset .*--set track_seed=VALUE"):
+        ci.with_overrides(settings={"track_seed": UNSET})
+    with pytest.raises(SuiteConfigError, match="unknown setting.*track_max_epochs"):
+        ci.with_overrides(settings={"track_max_epoch": UNSET})
 
 
 @pytest.mark.parametrize(

@@ -105,6 +105,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--robustness-framework", choices=ROBUSTNESS_FRAMEWORKS, help="structural-shifts: how DANN / CORAL / Mixup / EERM are trained, 'paper' (appendix F encoder, optimiser and checkpoint rule, as every other method; the default) or 'good' (GOOD's GCN 3 x 300 and GOODCora training: lr 1e-3, no weight decay, 100 epochs, best Valid-In accuracy)")
     run.add_argument("--robustness-variant", choices=ROBUSTNESS_VARIANTS, help=f"structural-shifts: formulation of DANN / CORAL / Mixup / EERM, 'good' (the GOOD benchmark's code the paper used) or 'ours-v1' (our earlier one, with domain bins over all nodes); default: the suite's setting, else {DEFAULT_ROBUSTNESS_VARIANT!r}")
     run.add_argument("--set", action="append", metavar="KEY=VALUE", dest="set_settings", help="override one of the suite's [settings] (repeatable); VALUE is read as a TOML value (3, 0.5, true, \"text\", [\"gcn\", \"mlp\"]), a bare word as text. Checked against the suite's settings like the file's: an unknown key or a wrong type stops the run before any job")
+    run.add_argument("--unset", action="append", metavar="KEY", dest="unset_settings", help="take back a setting the profile gives, where the setting's default is 'unset' (e.g. gess's track_max_epochs, root; repeatable): the jobs run and are keyed as if the suite never set it")
     run.add_argument("--executor", default="local", choices=EXECUTORS, help="local worker processes (default) or a Ray cluster (docs/cluster.md)")
     run.add_argument("--address", help="Ray cluster address for --executor ray, e.g. HEAD:6379 or 'auto' (default: start a local Ray)")
     run.add_argument("--workers", type=int, default=1, metavar="N", help="parallel jobs, at most (default: 1); with Ray also on a cluster given by --address")
@@ -162,14 +163,21 @@ def _setting_value(text: str):
 def _setting_overrides(args: argparse.Namespace) -> dict | None:
     """Suite settings given on the command line (``--set KEY=VALUE``, ``--split-source``,
     ``--robustness-variant``, ``--robustness-framework``); ``load_suite``'s schema checks them
-    (:meth:`gs_bench.suites.SuiteConfig.with_overrides`). A ``--set`` without ``=`` is a
+    (:meth:`gs_bench.suites.SuiteConfig.with_overrides`), ``--unset KEY`` as
+    :data:`gs_bench.suites.UNSET`. A ``--set`` without ``=``, or a key given to both, is a
     ``ValueError``."""
+    from gs_bench.suites import UNSET
+
     out = {}
     for item in getattr(args, "set_settings", None) or ():
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise ValueError(f"argument --set: expected KEY=VALUE, got {item!r}")
         out[key.strip()] = _setting_value(value.strip())
+    for key in getattr(args, "unset_settings", None) or ():
+        if key in out:
+            raise ValueError(f"argument --unset: {key} is also given to --set; give one of the two")
+        out[key] = UNSET
     if args.split_source:
         out["split_source"] = args.split_source
     if getattr(args, "robustness_variant", None):

@@ -153,6 +153,25 @@ class SuiteConfig:
         if seeds is not None and seeds < 1:
             raise SuiteConfigError(f"--seeds must be >= 1, got {seeds}")
         typed = self.typed_settings
+        settings = dict(settings or {})
+        unset = [k for k, v in settings.items() if v is UNSET]
+        for key in unset:
+            del settings[key]
+        dropped = set(unset)
+        if unset and typed is not None:
+            # an unset setting goes back to None, its schema default: only where the default
+            # is None (a setting with a real default keeps it; --set gives it another value)
+            fields = {f.name: f for f in dataclasses.fields(type(typed))}
+            for key in unset:
+                if key not in fields:
+                    raise SuiteConfigError(
+                        f"command line: --unset {key}: unknown setting{_did_you_mean(key, fields)} "
+                        f"(accepted here: {', '.join(sorted(fields))})")
+                if fields[key].default is not None:
+                    raise SuiteConfigError(
+                        f"command line: --unset {key}: this setting cannot be unset (its default "
+                        f"is {fields[key].default!r}); give it a value with --set {key}=VALUE")
+            typed = dataclasses.replace(typed, **{k: None for k in unset})
         if settings and typed is not None:
             # the command line's settings pass the schema the suite file passed: an unknown
             # key or a wrong type stops here, naming the key and the accepted ones
@@ -168,7 +187,7 @@ class SuiteConfig:
             description=self.description,
             seeds=self.seeds if seeds is None else seeds,
             grid=grid,
-            settings={**self.settings, **(settings or {})},
+            settings={**{k: v for k, v in self.settings.items() if k not in dropped}, **settings},
             source=self.source,
             paper=self.paper,
             resources=copy.deepcopy(self.resources),
@@ -176,6 +195,19 @@ class SuiteConfig:
             profile_missing=self.profile_missing,
             typed_settings=typed,
         )
+
+
+class _Unset:
+    """The value of a setting given to ``--unset`` (:data:`UNSET`)."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+#: in :meth:`SuiteConfig.with_overrides`' ``settings``: drop the key from the settings dict (so
+#: it enters no job key, as if the suite file never set it) and set the typed setting to None,
+#: its default; only settings whose default is None can be unset (``gs-bench run --unset KEY``)
+UNSET: Any = _Unset()
 
 
 @dataclass(frozen=True)
