@@ -67,6 +67,31 @@ def test_settings_fields_carry_type_default_allowed_values_and_a_citation(suite)
     assert edgewise.Settings().bins == 15 and edgewise.Settings().stopping == "acc_or_nll"
 
 
+@pytest.mark.parametrize("suite", sorted(PACKAGES))
+def test_accepted_values_are_values_not_the_python_name_of_a_table(suite):
+    """``gs-bench list SUITE`` shows ``accepted`` to users: the values, never a dotted name."""
+    import re
+
+    for f in dataclasses.fields(PACKAGES[suite][0].Settings):
+        allowed = f.metadata["allowed"]
+        if isinstance(allowed, str):
+            assert not re.fullmatch(r"[a-z_]+(\.[A-Za-z_]+)+", allowed), f"{suite}.{f.name}: {allowed}"
+
+
+def test_lebed_spec_copies_of_accepted_values_are_the_tables_values():
+    """lebed's spec writes three tables out so that ``gs-bench list`` needs no PyTorch."""
+    import typing
+
+    from gs_algos.lebed import LeBedConfig
+    from gs_bench.runners.lebed import spec
+    from gs_data.lebed import GENERATORS
+
+    hints = typing.get_type_hints(LeBedConfig)
+    assert spec.GENERATORS == GENERATORS
+    assert spec.EPSILON_MODES == typing.get_args(hints["epsilon_mode"])
+    assert spec.STRUCTURE_FROM == typing.get_args(hints["structure_from"])
+
+
 def test_specs_import_neither_torch_nor_numba():
     code = ("import sys, gs_bench.runners.lebed.spec, gs_bench.runners.edgewise.spec, "
             "gs_bench.runners.gess.spec, gs_bench.runners.gess.checks, gs_bench.runners.structural.spec, "

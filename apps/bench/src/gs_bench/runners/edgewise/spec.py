@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gs_algos.names import STOPPING_RULES
+from gs_models.configs import STRUCTURED_VARIANTS
 from gs_bench.runner import setting
 from gs_bench.runners.common import data_root, dataset_fingerprints, require_axes
 from gs_bench.suites import (
@@ -75,7 +76,7 @@ class Settings(TypedSettings):
         allowed=(True, False), doc="row-normalise the node features")
     structured_variant: str = setting(
         "released", cite="the authors' released code (hans66hsu/structured_uncertainty_metrics)",
-        allowed="gs_models.configs.STRUCTURED_VARIANTS", doc="GMNN / EPFGNN formulation")
+        allowed=STRUCTURED_VARIANTS, doc="GMNN / EPFGNN formulation")
     root: str | None = setting(
         None, cite="gs-bench (unset: gs-data's cache)",
         allowed='"shared" or a path', doc="data root (gs_bench.runners.common.data_root)")

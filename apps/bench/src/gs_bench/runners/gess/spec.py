@@ -187,7 +187,7 @@ class Settings(TypedSettings):
         None, cite="gs-bench (unset: the MoleculeACE package's data)", allowed="a path or unset")
     track_sizes: str = setting(
         "demo", cite="gs-data's demo sizes ('paper': GeSS table 4; 'ci': ours)",
-        allowed="demo, ci, paper or a key of gs_bench.runners.gess.TRACK_SIZES")
+        allowed="demo, ci, paper, or a size added to TRACK_SIZES (gs_bench.runners.gess) from Python")
     track_cache_dir: str | None = setting(
         None, cite="gs-bench (unset: gs-data's Track event cache)", allowed="a path or unset")
     track_seed: int = setting(0, cite="gs-bench (not in GeSS)", allowed="an integer",

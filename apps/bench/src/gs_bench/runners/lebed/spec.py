@@ -24,6 +24,13 @@ from gs_bench.suites import (
     check_positive,
 )
 
+#: the values of gs_data.lebed.GENERATORS, gs_algos.lebed.LeBedConfig.epsilon_mode and
+#: .structure_from, written here so that ``gs-bench list lebed`` shows them without importing
+#: PyTorch (tests/test_suite_packages.py checks they are those tables' values)
+GENERATORS = ("eerm-gat", "eerm-gcn", "approximation")
+EPSILON_MODES = ("absolute", "relative")
+STRUCTURE_FROM = ("train_forward", "eval_forward")
+
 __all__ = ["SHIFTS", "DOMAIN_GROUPS", "MODELS", "ESTIMATORS", "ORIENT", "PROTOCOLS", "DOMAIN_PRETRAIN",
            "SETTING_KEYS", "Grid", "Settings", "validate", "applicable", "lebed_config"]
 
@@ -86,7 +93,7 @@ class Settings(TypedSettings):
 
     generator: str = setting(
         "eerm-gat", cite="LeBed sec. 3.1 (EERM environments; the authors' gnn_gen='gat')",
-        allowed="gs_data.lebed.GENERATORS", doc="generator of the feature-shift environments")
+        allowed=GENERATORS, doc="generator of the feature-shift environments")
     noise_levels: int = setting(
         20, cite="LeBed sec. 3.1 (20 Gaussian-noise levels per environment)", allowed="> 0")
     mask_levels: int = setting(
@@ -123,9 +130,9 @@ class Settings(TypedSettings):
     lebed_epsilon: float | None = setting(None, cite=_RETRAIN + "; LeBed eq. 8",
                                           allowed="> 0 or unset")
     lebed_epsilon_mode: str | None = setting(
-        None, cite=_RETRAIN, allowed="gs_algos.lebed.LeBedConfig.epsilon_mode")
+        None, cite=_RETRAIN, allowed=f"{', '.join(EPSILON_MODES)} or unset")
     lebed_structure_from: str | None = setting(
-        None, cite=_RETRAIN, allowed="gs_algos.lebed.LeBedConfig.structure_from")
+        None, cite=_RETRAIN, allowed=f"{', '.join(STRUCTURE_FROM)} or unset")
     shards: int = setting(1, cite="gs-bench (not in the paper)", allowed="> 0",
                           doc="pieces one job's test graphs are split into (grid axis shard)")
     test_graphs: int | None = setting(
@@ -187,8 +194,6 @@ def validate(config: SuiteConfig) -> dict[str, str]:
                   if not (isinstance(v, int) and 0 <= v < st.shards)]
     if bad_shards:
         raise SuiteConfigError(f"shard values {bad_shards} must be integers in [0, shards={st.shards})")
-    from gs_data.lebed import GENERATORS
-
     if st.generator not in GENERATORS:
         raise SuiteConfigError(
             f"generator {st.generator!r} is not accepted; choose one of {', '.join(GENERATORS)}"
