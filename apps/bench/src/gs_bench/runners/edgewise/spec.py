@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gs_algos.names import STOPPING_RULES
-from gs_models.configs import STRUCTURED_VARIANTS
 from gs_bench.runner import setting
 from gs_bench.runners.common import data_root, dataset_fingerprints, require_axes
 from gs_bench.suites import (
@@ -24,6 +23,7 @@ from gs_bench.suites import (
     check_nonnegative,
     check_positive,
 )
+from gs_models.configs import STRUCTURED_VARIANTS
 
 __all__ = ["MODELS", "STRUCTURED", "FOLDS", "Grid", "Settings", "validate", "check_splits"]
 
