@@ -3,25 +3,19 @@
 Issue 31 moves the runners into packages and makes their settings typed objects; nothing of
 that may change what a finished run reports or which job a record answers:
 
-* ``gs-bench report`` on a copy of each committed run writes, byte for byte, the
-  ``report.md`` kept in ``tests/golden/`` (written by main at 1f50d64, before the move; the
-  run folders' own ``report.md`` files are older than that and are not the reference; the
-  ci-gess run of 2026-11-26 moved to ``ci-gess/gess-frame-8ep`` with its golden file, and
-  ``ci-gess.report.md`` is now the report of issue 29's beam-frame run, written at 5b5167d's
-  successor when it was committed; the 20-epoch run with Point Transformer's batch norm moved
-  to ``ci-gess/pt-norm-20ep`` when the profile went to 30 Track epochs, and that run to
-  ``ci-gess/pt-30ep`` when Point Transformer's positional term became the edge-feature MLP;
-  the five-model LeBed run of our former pre-training moved to ``ci-lebed/former-pretrain``
-  with its golden file when the re-run with the authors' pre-training became ``ci-lebed``; the
-  two structural-shifts golden files were refreshed when the protocol paragraph's run counts
-  went into words, that line alone changing);
+* ``gs-bench report`` on a copy of each committed run writes, byte for byte, the report
+  committed beside its records (``report.md``, or ``report/report.md`` for the gess runs): the
+  report a reader opens is the one the current code writes. (Until 2026-12-06 the reference was
+  a copy in ``tests/golden/``, written by main at 1f50d64 and refreshed on each deliberate
+  change, while three run folders kept older reports: "seeds 43–43", no data block.)
 * the job keys of the shipped suites, for fixed versions and data fingerprints, are those main
   computed at 1f50d64 (a digest per suite and profile), and each committed run's suite file,
   loaded again, gives exactly the settings dict its records hold (the dict that enters the
   key).
 
-To refresh a golden file after a deliberate report change: run ``gs-bench report`` on a copy
-of the run folder (``results.jsonl`` and ``run-*.json``) and copy its ``report/report.md``.
+After a deliberate report change: run ``gs-bench report`` on a copy of the run folder
+(``results.jsonl`` and ``run-*.json``) and copy its ``report/report.md`` over the committed
+one.
 """
 
 from __future__ import annotations
@@ -37,14 +31,14 @@ from gs_bench.report import build_report
 from gs_bench.suites import PROFILES, expand_jobs, load_suite
 
 MEASURED = Path(__file__).resolve().parents[1] / "measured"
-GOLDEN = Path(__file__).resolve().parent / "golden"
-#: run folders under measured/ (a "/" for one inside another); golden file: "/" written as "--"
+#: run folders under measured/ (a "/" for one inside another)
 RUNS = ["ci-lebed", "ci-edgewise", "ci-structural-shifts", "ci-structural-shifts-good", "ci-gess",
         "ci-gess/gess-frame-8ep", "ci-gess/pt-norm-20ep", "ci-gess/pt-30ep", "ci-lebed/former-pretrain"]
 
 
-def _golden(name: str) -> Path:
-    return GOLDEN / f"{name.replace('/', '--')}.report.md"
+def _committed_report(name: str) -> Path:
+    top = MEASURED / name / "report.md"
+    return top if top.is_file() else MEASURED / name / "report" / "report.md"
 
 
 def _copy_run(name: str, tmp_path: Path) -> Path:
@@ -59,8 +53,9 @@ def _copy_run(name: str, tmp_path: Path) -> Path:
 def test_committed_run_reports_byte_for_byte_as_before(name, tmp_path):
     run = _copy_run(name, tmp_path)
     path = Path(build_report(run))
-    assert path.read_bytes() == _golden(name).read_bytes(), (
-        f"the report of apps/bench/measured/{name} changed: diff {path} {_golden(name)}")
+    committed = _committed_report(name)
+    assert path.read_bytes() == committed.read_bytes(), (
+        f"the report of apps/bench/measured/{name} changed: diff {path} {committed}")
 
 
 #: sha256 (first 16 hex) of the sorted job keys of every shipped suite and profile, with
