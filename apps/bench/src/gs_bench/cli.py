@@ -50,14 +50,14 @@ Examples:
 
 def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
     """The sub-parser of ``command`` (``gs-bench run``), else ``parser``."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action.choices.get(command, parser)
-    return parser
+    return getattr(parser, "commands", {}).get(command, parser)
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (exit 2) instead of the usage block."""
+    """argparse with one-line errors (exit 2) instead of the usage block; the top-level parser
+    keeps its sub-parsers by name in ``commands`` (so errors found after parsing name them)."""
+
+    commands: dict[str, argparse.ArgumentParser]
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -147,6 +147,7 @@ def _build_parser() -> argparse.ArgumentParser:
     lst.add_argument("suite", nargs="?", metavar="SUITE", help="structural-shifts, edgewise, lebed or gess")
     lst.add_argument("--profile", default="demo", choices=PROFILES,
                      help="whose values to show with SUITE (default: demo)")
+    parser.commands = {"demo": demo, "run": run, "report": rep, "compare": cmp_, "list": lst}
     return parser
 
 
