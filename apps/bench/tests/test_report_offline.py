@@ -227,3 +227,20 @@ def test_edgewise_reliability_figure_takes_the_records_bins_and_draws_with_gs_me
     assert len(figs) == 1 and "(10 bins," in figs[0].caption and "15" not in figs[0].caption
     assert (tmp_path / "edgewise_reliability_toy.png").is_file()
     assert edgewise._bins_text(recs) == "10"
+
+
+def test_report_out_writes_elsewhere_and_leaves_the_results_folder_as_it_is(tmp_path):
+    """`gs-bench report DIR --out FOLDER`: a committed run folder gains no report/."""
+    src = MEASURED / "ci-edgewise"
+    run = tmp_path / "ci-edgewise"
+    run.mkdir()
+    for name in ("results.jsonl", "run-edgewise.json"):
+        shutil.copy(src / name, run / name)
+    before = sorted(p.name for p in run.iterdir())
+    dest = tmp_path / "elsewhere"
+    res = _cli("report", str(run), "--out", str(dest), env=_no_data_env(tmp_path))
+    assert res.returncode == 0, res.stderr
+    assert f"report written to {dest / 'report.md'}" in res.stdout
+    assert sorted(p.name for p in run.iterdir()) == before
+    assert (dest / "report.md").read_bytes() == (src / "report.md").read_bytes()
+    assert (dest / "edgewise_reliability_planetoid-cora.png").is_file()

@@ -119,9 +119,10 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dry-run", action="store_true", help="validate the suite and count its jobs; run nothing")
     run.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="also print the traceback of each failed job (always in its log file, OUT/logs/<key>.log) and progress details")
 
-    rep = sub.add_parser("report", help="write the report of a results folder", description="Write paper-layout tables and figures for the results in DIR into DIR/report/.")
+    rep = sub.add_parser("report", help="write the report of a results folder", description="Write paper-layout tables and figures for the results in DIR into DIR/report/ (or --out FOLDER).")
     rep.add_argument("dir", type=Path, help="results folder written by `gs-bench run`")
     rep.add_argument("--format", choices=FORMATS, default="md", help="md (default), html or latex")
+    rep.add_argument("--out", type=Path, metavar="FOLDER", help="write the report and its figures into FOLDER instead of DIR/report/ (e.g. for a committed run in apps/bench/measured/, or a folder you may not write into)")
 
     cmp_ = sub.add_parser(
         "compare", help="every measured cell beside the paper's value",
@@ -375,7 +376,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         store = ResultsStore(args.dir)
         store.moves = store.is_run_folder()  # never move files of a folder gs did not write
         try:
-            path = build_report(args.dir, args.format, store=store)
+            path = build_report(args.dir, args.format, store=store, report_dir=args.out)
         except (ValueError, OSError) as exc:
             print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
             print_quarantine(store)

@@ -240,7 +240,8 @@ def archived_records(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None = None) -> Path:
+def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None = None,
+                 report_dir: str | Path | None = None) -> Path:
     """Write the report of the results folder ``out`` and return the report file.
 
     The records come from ``out/results/``, or, for an archived run folder without it, from
@@ -250,6 +251,8 @@ def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None
 
     ``store``: the store to read (default: ``ResultsStore(out)``, which quarantines unreadable
     records only when ``out`` is a run folder, :meth:`ResultsStore.is_run_folder`).
+    ``report_dir``: where the report and its figures go (default: ``out/report``); another
+    folder leaves a results folder one may not write into (a committed run) as it is.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -268,7 +271,7 @@ def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None
     if not records:
         raise ValueError(f"no results in {out}: neither records in {out / 'results'} nor an archived "
                          f"{ARCHIVE}; run `gs-bench run ... --out {out}` first")
-    report_dir = out / "report"
+    report_dir = out / "report" if report_dir is None else Path(report_dir)
     report_dir.mkdir(parents=True, exist_ok=True)
     by_suite: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for rec in records:
