@@ -137,14 +137,19 @@ def test_a_run_folder_without_its_split_pictures_says_what_is_missing(finished_r
             "synthetic-default / popularity: its layout is not in split-pictures/") in text
 
 
+def _copy_committed(name: str, tmp_path: Path) -> Path:
+    """The records and run file of ``measured/<name>`` in a fresh folder (no report)."""
+    out = tmp_path / name
+    out.mkdir()
+    for f in [MEASURED / name / "results.jsonl", *(MEASURED / name).glob("run-*.json")]:
+        shutil.copy(f, out / f.name)
+    return out
+
+
 def test_committed_ci_structural_shifts_run_reports_without_data(tmp_path):
     """The committed ci records (written before jobs stored their split statistics): every
     table, the split sizes from the records, and a note instead of the split figures."""
-    src = MEASURED / "ci-structural-shifts"
-    out = tmp_path / "ci-structural-shifts"
-    out.mkdir()
-    for name in ("results.jsonl", "run-structural-shifts.json"):
-        shutil.copy(src / name, out / name)
+    out = _copy_committed("ci-structural-shifts", tmp_path)
     res = _cli("report", str(out), env=_no_data_env(tmp_path))
     assert res.returncode == 0, res.stderr
     text = (out / "report" / "report.md").read_text()
@@ -164,11 +169,7 @@ def test_committed_ci_structural_shifts_run_reports_without_data(tmp_path):
 
 
 def test_committed_ci_edgewise_run_reports_without_data(tmp_path):
-    src = MEASURED / "ci-edgewise"
-    out = tmp_path / "ci-edgewise"
-    out.mkdir()
-    for name in ("results.jsonl", "run-edgewise.json"):
-        shutil.copy(src / name, out / name)
+    out = _copy_committed("ci-edgewise", tmp_path)
     res = _cli("report", str(out), env=_no_data_env(tmp_path))
     assert res.returncode == 0, res.stderr
     text = (out / "report" / "report.md").read_text()
@@ -232,10 +233,7 @@ def test_edgewise_reliability_figure_takes_the_records_bins_and_draws_with_gs_me
 def test_report_out_writes_elsewhere_and_leaves_the_results_folder_as_it_is(tmp_path):
     """`gs-bench report DIR --out FOLDER`: a committed run folder gains no report/."""
     src = MEASURED / "ci-edgewise"
-    run = tmp_path / "ci-edgewise"
-    run.mkdir()
-    for name in ("results.jsonl", "run-edgewise.json"):
-        shutil.copy(src / name, run / name)
+    run = _copy_committed("ci-edgewise", tmp_path)
     before = sorted(p.name for p in run.iterdir())
     dest = tmp_path / "elsewhere"
     res = _cli("report", str(run), "--out", str(dest), env=_no_data_env(tmp_path))
