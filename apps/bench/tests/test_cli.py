@@ -43,8 +43,10 @@ def test_list_suite_shows_each_setting_with_the_profiles_value_and_its_source(ca
         assert f"\n{f.name} = " in text, f.name
     block = text.split("\ndomain_graphs = 3\n", 1)[1].split("\n", 1)[0]
     assert "default 30" in block and "accepted > 0" in block and "Table 3" in block
-    block = text.split("\ndomain_pretrain = 'induced'\n", 1)[1].split("\n", 1)[0]
+    block = text.split('\ndomain_pretrain = "induced"\n', 1)[1].split("\n", 1)[0]
     assert "accepted induced, masks" in block and "pretrain_gnn_domain.py" in block
+    # values as --set and a suite file write them (TOML), None as "unset" (--unset KEY)
+    assert "\ntest_graphs = unset\n" in text and not [x for x in text.splitlines() if " = '" in x]
     assert main(["list", "lebed"]) == 0  # demo: 2 noise levels, the default 20 beside it
     assert "noise_levels = 2\n    default 20" in capsys.readouterr().out
 
@@ -282,3 +284,20 @@ def test_unset_takes_back_a_profile_setting_and_refuses_what_cannot_be_unset(tmp
     assert main(["run", "gess", "--profile", "demo", "--unset", "track_seed", "--out", str(out), "--dry-run"]) == 2
     assert "--unset track_seed: this setting cannot be unset (its default is 0)" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_command_line_settings_are_named_with_the_profiles_values_and_errors_help(capsys):
+    """A run (and a dry run) says what the command line changed; repeating --unset is fine;
+    a misspelt suite gets a suggestion; --unset of what the profile leaves unset is refused."""
+    assert main(["run", "gess", "--profile", "ci", "--unset", "track_max_epochs", "--unset", "track_max_epochs",
+                 "--set", "domain_head=subgroups", "--out", "/nonexistent/o", "--dry-run"]) == 0
+    err = capsys.readouterr().err
+    assert ('command line: domain_head = "subgroups" (the profile: "binary"); '
+            "track_max_epochs unset (the profile: 30)") in err
+    assert main(["run", "gess", "--profile", "ci", "--unset", "qmof_root", "--out", "/nonexistent/o", "--dry-run"]) == 2
+    assert "--unset qmof_root: the ci profile does not set it, so it is unset already" in capsys.readouterr().err
+    assert main(["run", "gess", "--profile", "ci", "--set", "track_max_epochs=none", "--out", "/nonexistent/o",
+                 "--dry-run"]) == 2
+    assert "expected an integer or unset (--unset KEY)" in capsys.readouterr().err
+    assert main(["run", "Structural-shift", "--out", "/nonexistent/o", "--dry-run"]) == 2
+    assert "did you mean 'structural-shifts'?" in capsys.readouterr().err

@@ -854,3 +854,18 @@ def test_pileup_closeness_and_no_info_counts_respect_the_noise():
             _record("track-signal-tau3mu", "dir", 0.90, 0.82, n_test=100),
             _record("track-signal-tau3mu", "lri", 0.90, 0.83, n_test=100)]
     assert _findings(recs)[("No-Info OOD", "track-signal-tau3mu")].startswith("not decided: within noise (2 of 2")
+
+
+def test_moleculeace_missing_names_the_suite_setting_not_the_function_argument(monkeypatch):
+    """Without the MoleculeACE package the data check names `--set moleculeace_dir=PATH`
+    (gs-data's message names its function argument `data_dir=`, which a suite has not)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a, **k: None if name == "MoleculeACE" else real(name, *a, **k))
+    name = next(n for n, c in gess.DATASETS.items() if c.family == "moleculeace")
+    why = gess.data_problem(name, {})
+    assert why is not None and "--set moleculeace_dir=PATH" in why and "data_dir=" not in why
+    why = gess.data_problem(name, {"moleculeace_dir": "/nonexistent/ace"})
+    assert why is not None and why.startswith("moleculeace_dir /nonexistent/ace is not a folder")

@@ -105,7 +105,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--robustness-framework", choices=ROBUSTNESS_FRAMEWORKS, help="structural-shifts: how DANN / CORAL / Mixup / EERM are trained, 'paper' (appendix F encoder, optimiser and checkpoint rule, as every other method; the default) or 'good' (GOOD's GCN 3 x 300 and GOODCora training: lr 1e-3, no weight decay, 100 epochs, best Valid-In accuracy)")
     run.add_argument("--robustness-variant", choices=ROBUSTNESS_VARIANTS, help=f"structural-shifts: formulation of DANN / CORAL / Mixup / EERM, 'good' (the GOOD benchmark's code the paper used) or 'ours-v1' (our earlier one, with domain bins over all nodes); default: the suite's setting, else {DEFAULT_ROBUSTNESS_VARIANT!r}")
     run.add_argument("--set", action="append", metavar="KEY=VALUE", dest="set_settings", help="override one of the suite's [settings] (repeatable); VALUE is read as a TOML value (3, 0.5, true, \"text\", [\"gcn\", \"mlp\"]), a bare word as text. Checked against the suite's settings like the file's: an unknown key or a wrong type stops the run before any job")
-    run.add_argument("--unset", action="append", metavar="KEY", dest="unset_settings", help="take back a setting the profile gives, where the setting's default is 'unset' (e.g. gess's track_max_epochs, root; repeatable): the jobs run and are keyed as if the suite never set it")
+    run.add_argument("--unset", action="append", metavar="KEY", dest="unset_settings", help="take back a setting the profile gives, where the setting's default is 'unset' (e.g. gess's track_max_epochs, lebed's or edgewise's root; repeatable): the jobs run and are keyed as if the suite never set it")
     run.add_argument("--executor", default="local", choices=EXECUTORS, help="local worker processes (default) or a Ray cluster (docs/cluster.md)")
     run.add_argument("--address", help="Ray cluster address for --executor ray, e.g. HEAD:6379 or 'auto' (default: start a local Ray)")
     run.add_argument("--workers", type=int, default=1, metavar="N", help="parallel jobs, at most (default: 1); with Ray also on a cluster given by --address")
@@ -177,6 +177,8 @@ def _setting_overrides(args: argparse.Namespace) -> dict | None:
             raise ValueError(f"argument --set: expected KEY=VALUE, got {item!r}")
         out[key.strip()] = _setting_value(value.strip())
     for key in getattr(args, "unset_settings", None) or ():
+        if out.get(key) is UNSET:
+            continue  # the same --unset twice
         if key in out:
             raise ValueError(f"argument --unset: {key} is also given to --set; give one of the two")
         out[key] = UNSET
@@ -187,6 +189,21 @@ def _setting_overrides(args: argparse.Namespace) -> dict | None:
     if getattr(args, "robustness_framework", None):
         out["robustness_framework"] = args.robustness_framework
     return out or None
+
+
+def _overrides_line(config, overrides: dict) -> str:
+    """``command line: track_max_epochs unset (the profile: 30); lr = 0.01 (the profile: 0.0003)``:
+    what the command line changed, beside what the profile (or the default) gives."""
+    from gs_bench.suites import UNSET
+    from gs_bench.suites import setting_text as _toml
+
+    typed = config.typed_settings
+    parts = []
+    for key, value in overrides.items():
+        before = config.settings[key] if key in config.settings else getattr(typed, key, None)
+        new = "unset" if value is UNSET else f"= {_toml(value)}"
+        parts.append(f"{key} {new} (the profile: {_toml(before)})")
+    return "command line: " + "; ".join(parts)
 
 
 class _Stopped(KeyboardInterrupt):
@@ -241,6 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             config = load_suite(args.suite, args.profile or "demo", explicit=args.profile is not None)
             # settings given here pass the same schema (a typo stops the run before any job)
             config.with_overrides(settings=overrides)
+            if overrides:
+                print(_overrides_line(config, overrides), file=sys.stderr)
             if args.executor == "ray" and not args.dry_run:
                 require("ray", "--executor ray")
         except SuiteConfigError as exc:

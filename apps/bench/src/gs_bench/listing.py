@@ -5,7 +5,7 @@ accepted values, the source of the default and what it does (from the runner's t
 
 from __future__ import annotations
 
-from gs_bench.suites import PROFILES, available_suites, expand_jobs, load_suite
+from gs_bench.suites import PROFILES, available_suites, expand_jobs, load_suite, setting_text
 
 __all__ = ["listing_text", "print_listing", "settings_text"]
 
@@ -53,16 +53,16 @@ def settings_text(suite: str, profile: str = "demo") -> str:
     for f in dataclasses.fields(typed):
         value = getattr(typed, f.name)
         meta = f.metadata or {}
-        lines.append(f"{f.name} = {value!r}")
+        lines.append(f"{f.name} = {setting_text(value)}")
         facts = []
         default = f.default if f.default is not dataclasses.MISSING else (
             f.default_factory() if f.default_factory is not dataclasses.MISSING else None)  # type: ignore[misc]
         if default != value:
-            facts.append(f"default {default!r}")
+            facts.append(f"default {setting_text(default)}")
         allowed = meta.get("allowed")
         if allowed is not None:
-            facts.append("accepted " + (", ".join(map(str, allowed)) if isinstance(allowed, (tuple, list))
-                                        else str(allowed)))
+            facts.append("accepted " + (", ".join(v if isinstance(v, str) else setting_text(v) for v in allowed)
+                                        if isinstance(allowed, (tuple, list)) else str(allowed)))
         if meta.get("cite"):
             facts.append(f"source: {meta['cite']}")
         if facts:

@@ -80,6 +80,8 @@ __all__ = [
     "TypedSettings",
     "job_resources",
     "RESOURCE_KEYS",
+    "setting_text",
+    "UNSET",
 ]
 
 PROFILES = ("demo", "ci", "paper", "full")
@@ -171,12 +173,22 @@ class SuiteConfig:
                     raise SuiteConfigError(
                         f"command line: --unset {key}: this setting cannot be unset (its default "
                         f"is {fields[key].default!r}); give it a value with --set {key}=VALUE")
+                if key not in self.settings:
+                    raise SuiteConfigError(
+                        f"command line: --unset {key}: the {self.profile_label} profile does not "
+                        f"set it, so it is unset already (settings this profile sets: "
+                        f"{', '.join(sorted(self.settings)) or 'none'})")
             typed = dataclasses.replace(typed, **{k: None for k in unset})
         if settings and typed is not None:
             # the command line's settings pass the schema the suite file passed: an unknown
             # key or a wrong type stops here, naming the key and the accepted ones
             where = "command line: settings"
-            check_table(dict(settings), type(typed), where, partial=True)
+            try:
+                check_table(dict(settings), type(typed), where, partial=True)
+            except SuiteConfigError as exc:
+                # on the command line a key is taken out with --unset, not by leaving it out
+                raise SuiteConfigError(str(exc).replace(
+                    "nothing (leave the key out)", "unset (--unset KEY)")) from None
             try:
                 typed = dataclasses.replace(typed, **settings)
             except (TypeError, ValueError) as exc:
@@ -257,8 +269,9 @@ def _read_toml(name_or_path: str) -> tuple[dict[str, Any], str]:
     else:
         names = available_suites()
         if name_or_path not in names:
+            hint = _did_you_mean(name_or_path, names)
             raise SuiteConfigError(
-                f"unknown suite {name_or_path!r}; available suites: {', '.join(names)} "
+                f"unknown suite {name_or_path!r}{hint + ' The' if hint else ';'} available suites: {', '.join(names)} "
                 "(or pass the path of a suite .toml file)"
             )
         res = importlib.resources.files("gs_bench") / "suites" / f"{name_or_path}.toml"
@@ -399,8 +412,17 @@ def _non_finite(value: Any, path: str) -> tuple[str, float] | None:
     return None
 
 
+def setting_text(value: Any) -> str:
+    """A setting's value as a suite file and ``--set`` write it (TOML: ``true``, ``"binary"``,
+    ``[1, 2]``), and ``unset`` for None, which TOML cannot write (``--unset KEY``)."""
+    return "unset" if value is None else json.dumps(value)
+
+
 def _did_you_mean(key: str, choices: Any) -> str:
-    close = difflib.get_close_matches(key, list(choices), n=1, cutoff=0.6)
+    """``"; did you mean 'x'?"`` for the choice closest to ``key`` (case ignored), else ``""``."""
+    choices = [str(c) for c in choices]
+    same = [c for c in choices if c.lower() == str(key).lower()]
+    close = same or difflib.get_close_matches(str(key).lower(), choices, n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 
 

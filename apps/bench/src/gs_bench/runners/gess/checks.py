@@ -111,6 +111,10 @@ def data_problem(name: str, settings: Settings | Mapping[str, Any]) -> str | Non
             why = f"MoleculeACE targets {missing} have no CSV in {folder}" if missing else None
         if why is None:
             return None
+        # gs-data names its function argument; here the user sets the suite setting
+        why = why.replace("or data_dir= a folder", "or --set moleculeace_dir=PATH, a folder")
+        if why.startswith("data_dir "):
+            why = "moleculeace_dir " + why[len("data_dir "):]
         if case.stand_in_for is None:
             why += f" or set the suite setting {key} (offline stand-in: {stand_in_of(name)})"
         return why
