@@ -58,6 +58,15 @@ def test_committed_run_reports_byte_for_byte_as_before(name, tmp_path):
         f"the report of apps/bench/measured/{name} changed: diff {path} {committed}")
 
 
+@pytest.mark.parametrize("name", RUNS)
+def test_every_picture_beside_a_committed_report_is_one_it_shows(name):
+    """A figure left beside a report that no longer draws it reads as part of the run."""
+    report = _committed_report(name)
+    text = report.read_text()
+    orphans = [p.name for p in report.parent.glob("*.png") if f"]({p.name})" not in text]
+    assert not orphans, f"{report.parent}: pictures the report does not show: {orphans}"
+
+
 #: sha256 (first 16 hex) of the sorted job keys of every shipped suite and profile, with
 #: versions {"gs-bench": "0.1.0"} and no data fingerprints, as main computed them at 1f50d64
 #: (gess ci: changed on purpose by issue 29's Track settings, track_max_epochs = 20 and
