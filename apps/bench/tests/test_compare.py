@@ -216,11 +216,33 @@ def test_per_method_counts_show_which_method_misses_both_ways():
     assert counts["se"] == (2, 2, 1, pytest.approx(e / 2), 1)  # Table 16, Table 1 AUROC
     assert counts["dann"] == (2, 0, 0, pytest.approx(e), 2)
     line = C.method_line(cs, "structural-shifts")
-    assert "erm 3 of 3 (with ± s: 2 of 2, a faithful rerun 1.3)" in line
-    assert "dann 0 of 2 (with ± s: 0 of 2, a faithful rerun 1.3)" in line
+    assert "erm 3 of 3 (of the 2 with the paper's ± s: 2 within, a faithful rerun would have 1.3)" in line
+    assert "dann 0 of 2 (of the 2 with the paper's ± s: 0 within, a faithful rerun would have 1.3)" in line
     # the other way round: DANN on the paper's values, ERM off
     recs = _erm_records(-6.0) + [_rec(params, {"id_acc": pid / 100, "ood_acc": pood / 100}, s)
                                  for s in range(3)]
     counts = C.method_counts(C.cells(recs), "structural-shifts")
     assert counts["erm"][:3] == (3, 0, 0) and counts["dann"][:3] == (2, 2, 2)
     assert "Within the spread per method: " in C.render(C.cells(recs))
+
+
+def test_tables_in_number_order_off_view_of_a_run_without_off_cells_and_an_unfinished_run(tmp_path):
+    """SYNTHETIC records on the paper's values: the per-table counts run 1, 9, 16 (not as
+    first met); ``--off`` says no cell is outside instead of printing nothing; a run whose
+    run-*.json plans more jobs than it holds is labelled unfinished."""
+    cs = C.cells(_erm_records(0.0))
+    counts = C.table_counts(cs, "structural-shifts")
+    numbers = [int(t.split()[-1]) for t in counts]
+    assert numbers == sorted(numbers) and len(numbers) > 1
+    text = C.render(cs, only_off=True)
+    assert "No cell of this paper is outside the paper's spread." in text and "| table |" not in text
+    assert "| table |" in C.render(C.cells(_erm_records(-6.0)), only_off=True)
+    run = tmp_path / "run"
+    run.mkdir()
+    recs = _erm_records(0.0)
+    (run / "run-structural-shifts.json").write_text(json.dumps({"jobs": len(recs) + 2}))
+    label = C.run_label(run, recs)
+    assert label == f"{run} ({len(recs)} of {len(recs) + 2} planned jobs recorded: the run is not finished)"
+    assert f"Runs: `{run}` ({len(recs)} of" in C.render(cs, [label])
+    (run / "run-structural-shifts.json").write_text(json.dumps({"jobs": len(recs)}))
+    assert C.run_label(run, recs) == str(run)

@@ -38,6 +38,7 @@ markers :data:`BEGIN` and :data:`END`), so the README's figures are generated, n
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -230,6 +231,23 @@ def run_records(path: str | Path) -> list[dict[str, Any]]:
     return records
 
 
+def run_label(path: str | Path, records: Sequence[dict[str, Any]]) -> str:
+    """``path``, with ``(497 of 558 planned jobs recorded: the run is not finished)`` where its
+    run-*.json plans more jobs than it holds records (an in-progress archive)."""
+    import json
+
+    planned = 0
+    for f in sorted(Path(path).glob("run-*.json")):
+        try:
+            planned += int(json.loads(f.read_text()).get("jobs") or 0)
+        except (OSError, ValueError, AttributeError):
+            return str(path)
+    ok = sum(r.get("status") == "ok" for r in records)
+    if planned and ok < planned:
+        return f"{path} ({ok} of {planned} planned jobs recorded: the run is not finished)"
+    return str(path)
+
+
 def cells(records: Iterable[dict[str, Any]]) -> list[Cell]:
     """Every paper cell the records fill, grouped by suite in :data:`PAPERS` order."""
     by_suite: dict[str, list[dict[str, Any]]] = {}
@@ -281,8 +299,16 @@ def _counts(cs: Sequence[Cell], paper: str, by) -> dict[str, tuple[int, int, int
 
 
 def table_counts(cs: Sequence[Cell], paper: str) -> dict[str, tuple[int, int]]:
-    """``{table: (cells, within)}`` of one paper, in the order the tables first appear."""
-    return {k: v[:2] for k, v in _counts(cs, paper, lambda c: c.table).items()}
+    """``{table: (cells, within)}`` of one paper, by table number (Table 1, 4, 6, 9, 10, ...);
+    tables without a number after them, in the order they first appear."""
+    counts = {k: v[:2] for k, v in _counts(cs, paper, lambda c: c.table).items()}
+    order = list(counts)
+
+    def number(t: str) -> tuple[int, int]:
+        found = re.search(r"\d+", t)
+        return (0, int(found.group())) if found else (1, order.index(t))
+
+    return {t: counts[t] for t in sorted(counts, key=number)}
 
 
 def method_counts(cs: Sequence[Cell], paper: str) -> dict[str, tuple[int, int, int, float, int]]:
@@ -293,11 +319,12 @@ def method_counts(cs: Sequence[Cell], paper: str) -> dict[str, tuple[int, int, i
 
 
 def method_line(cs: Sequence[Cell], paper: str) -> str:
-    """``Within the spread per method: erm 18 of 30 (with ± s: 10 of 12, a faithful rerun
-    7.9); ...``"""
+    """``Within the spread per method: erm 18 of 30 (of the 12 with the paper's ± s: 10 within,
+    a faithful rerun would have 7.9); ...``"""
     parts = []
     for m, (n, w, wk, e, k) in method_counts(cs, paper).items():
-        parts.append(f"{m} {w} of {n}" + (f" (with ± s: {wk} of {k}, a faithful rerun {e:.1f})" if k else ""))
+        parts.append(f"{m} {w} of {n}" + (f" (of the {k} with the paper's ± s: {wk} within, "
+                                          f"a faithful rerun would have {e:.1f})" if k else ""))
     return "Within the spread per method: " + "; ".join(parts) + "."
 
 
@@ -316,6 +343,12 @@ def summary_lines(cs: Sequence[Cell]) -> list[str]:
     return lines
 
 
+def _run_md(label: str) -> str:
+    """A run's label (:func:`run_label`) with its path as code: ``\`path\` (note)``."""
+    path, sep, note = label.partition(" (")
+    return f"`{path}`" + (f" ({note}" if sep else "")
+
+
 def _fmt(v: float | None, unit: str) -> str:
     if v is None:
         return "—"
@@ -328,20 +361,24 @@ def render(cs: Sequence[Cell], runs: Sequence[str] = (), only_off: bool = False,
     outside the tolerance with ``only_off``)."""
     out = [title, ""]
     if runs:
-        out += ["Runs: " + ", ".join(f"`{r}`" for r in runs), ""]
+        out += ["Runs: " + ", ".join(_run_md(r) for r in runs), ""]
     out += [f"- {line}" for line in summary_lines(cs)] or ["No record fills a paper cell."]
     out += ["", "Within = |Δ| ≤ the paper's spread (its ± s), or 2 points (0.02 for ρ) where it "
             "prints none; beyond = |Δ| > 5 points (0.05 for ρ). A faithful rerun is not within "
             "every time: with our mean over n runs and the paper's over m, it is within with "
             "probability P(|T_{m-1}| ≤ (1/n + 1/m)^-1/2) (0.65 at n = m = 3); the summary sums "
-            "it over the cells whose run counts are known."]
+            "it over the cells whose run counts are known. In the tables, n is our run count and "
+            "**no** (bold) marks a cell beyond."]
     for paper, label in PAPERS.items():
-        mine = [c for c in cs if c.paper == paper and (not only_off or not c.within)]
-        if not mine:
+        if not any(c.paper == paper for c in cs):
             continue
+        mine = [c for c in cs if c.paper == paper and (not only_off or not c.within)]
         counts = table_counts(cs, paper)
         out += ["", f"## {label}", "", "Within the spread per table: " + "; ".join(
             f"{t} {w} of {n}" for t, (n, w) in counts.items()) + ".", "", method_line(cs, paper)]
+        if not mine:
+            out += ["", "No cell of this paper is outside the paper's spread."]
+            continue
         out += ["", "| table | cell | n | ours | paper | ± | Δ | within |",
                 "|---|---|---:|---:|---:|---:|---:|---|"]
         for c in mine:
