@@ -153,7 +153,8 @@ def test_tiny_run_uses_named_methods_and_writes_the_protocol(tmp_path, tiny_suit
     assert all(m["protocol"] == "authors" and m["split_source"] == "seeded" for v in by_method.values() for m in v)
     text = (out / "report" / "report.md").read_text()
     assert "**Protocol (authors).**" in text and "4 epochs, no early stopping" in text
-    assert "lowest Valid-In loss" in text and "conv → GELU → batch norm" in text
+    assert "lowest loss on Valid-In (the validation nodes of the ID part)" in text and "conv → GELU → batch norm" in text
+    assert "Training as in the paper authors' code (protocol = \"authors\")" in text
     assert "DE 1 run of 2 members, seeds 43–44" in text
     assert "ID and" in text and "OOD nodes" in text  # split picture caption with the counts
 

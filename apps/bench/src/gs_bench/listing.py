@@ -12,7 +12,7 @@ __all__ = ["listing_text", "print_listing", "settings_text"]
 
 def listing_text() -> str:
     lines = ["Suites (run with: gs-bench run SUITE --profile PROFILE --out DIR)",
-             "Sizes: grid points x seeds, read from the suite files alone (no data, no torch).",
+             "Sizes: the product grid points × seeds, read from the suite files alone (no data, no torch).",
              "`gs-bench run SUITE --profile P --out DIR --dry-run` counts the jobs it would run",
              "here; they differ where a method has its own run count (one 5-member ensemble,",
              "5 runs of GPN / NatPN, 1 of DANN / CORAL / Mixup / EERM in the ci profile), a grid",
@@ -26,7 +26,7 @@ def listing_text() -> str:
         for profile in PROFILES:
             cfg = load_suite(name, profile)
             n = len(expand_jobs(cfg))  # grid x seeds less the [[exclude]] rules
-            lines.append(f"  --profile {profile:<5} {n:>6} grid points x seeds  {cfg.description}")
+            lines.append(f"  --profile {profile:<5} {n:>6} (grid points × seeds)  {cfg.description}")
         for axis, values in base.grid.items():
             lines.append(f"    {axis}: {', '.join(map(str, values))}")
         lines.append("")
