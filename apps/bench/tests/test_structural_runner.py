@@ -39,8 +39,11 @@ def test_split_source_authors_is_validated_before_any_job(tmp_path):
         structural.validate(cfg)
     cfg = load_suite("structural-shifts", "full").with_overrides(
         settings={"split_source": "authors", "root": str(tmp_path)}, axes={"ratio": ["50:50"]})
-    with pytest.raises(SuiteConfigError, match="none of the grid's datasets"):
+    with pytest.raises(SuiteConfigError, match=r"none of the grid's 7 datasets has its files; the first: dataset 'cora-ml'"):
         structural.validate(cfg)
+    # one dataset: its own reason, not a pointer to warnings
+    with pytest.raises(SuiteConfigError, match=r"^dataset 'citeseer': "):
+        structural.validate(cfg.with_overrides(axes={"dataset": ["citeseer"]}))
     # a ratio the authors did not publish is a suite error, found before (and without) the data
     cfg = load_suite("structural-shifts", "ci").with_overrides(
         settings={"split_source": "authors", "root": str(tmp_path / "absent")}, axes={"ratio": ["70:30"]})
@@ -392,3 +395,22 @@ def test_protocol_paragraph_counts_runs_members_and_seeds_in_words():
     assert _seeds_text([43]) == "seed 43"  # it said "seeds 43–43"
     assert _seeds_text([43, 44, 45]) == "seeds 43–45"
     assert _seeds_text([43, 45]) == "seeds 43, 45"  # not a range: no dash that hides the gap
+
+
+def test_datasets_without_files_are_skipped_in_one_warning(shared_datasets, tmp_path, caplog):
+    """The paper profile on a machine with two of its seven datasets: one warning names the
+    five it skips (it was a warning per dataset), and no warning when it then has none at all."""
+    import logging
+
+    root = tmp_path / "root"
+    (root / "structural-shifts").mkdir(parents=True)
+    for name in ("cora-ml", "citeseer"):
+        (root / "structural-shifts" / name).symlink_to(shared_datasets / "structural-shifts" / name)
+    cfg = load_suite("structural-shifts", "paper").with_overrides(
+        settings={"root": str(root), "split_source": "seeded"})
+    with caplog.at_level(logging.WARNING, logger="gs_bench.runners.structural"):
+        fingerprints = structural.validate(cfg)
+    warnings = [r.getMessage() for r in caplog.records if "skipping" in r.getMessage()]
+    assert len(warnings) == 1 and warnings[0].startswith("skipping 5 of 7 datasets without their files")
+    assert "pubmed" in warnings[0] and "cora-ml" not in warnings[0].split("the first:")[0]
+    assert len(fingerprints) == 2, fingerprints

@@ -261,14 +261,20 @@ def validate(config: SuiteConfig) -> dict[str, str]:
     if st.split_source == "authors":  # a suite problem: checked before the data, so it shows without it
         check_authors_ratios(config)
     if st.skip_missing_datasets:
-        fingerprints = {}
+        fingerprints, skipped = {}, {}
         for name in config.grid["dataset"]:
             try:
                 fingerprints.update(dataset_fingerprints(config.with_overrides(axes={"dataset": [name]})))
             except SuiteConfigError as exc:
-                log.warning("skipping dataset %s (skip_missing_datasets): %s", name, exc)
+                skipped[name] = str(exc)
         if not fingerprints:
-            raise DataMissingError("none of the grid's datasets has its files; see the warnings")
+            first = next(iter(skipped.values()), "")
+            raise DataMissingError(first if len(skipped) == 1 else
+                                   f"none of the grid's {len(skipped)} datasets has its files; the first: {first}")
+        if skipped:  # one line for all of them (the paper profile skips five on a usual machine)
+            log.warning("skipping %d of %d datasets without their files (skip_missing_datasets): %s; "
+                        "the first: %s", len(skipped), len(config.grid["dataset"]),
+                        ", ".join(skipped), next(iter(skipped.values())))
     else:
         fingerprints = dataset_fingerprints(config)
     if st.split_source in ("authors", "authors-where-published"):
