@@ -104,3 +104,15 @@ def test_one_code_version_adds_no_source_line(toy, tmp_path):
     out = tmp_path / "out"
     assert main(["run", str(toy), "--out", str(out), "--no-progress", "--report", "md"]) == 0
     assert "Source:" not in (out / "report" / "report.md").read_text()
+    # beside records written before fingerprints were stored, one version is not the whole story
+    from gs_bench.report import sources_summary
+
+    recs = [json.loads(f.read_text()) for f in sorted((out / "results").glob("*.json"))]
+    assert len(recs) >= 2
+    del recs[0]["worker"]["sources"]
+    line = sources_summary(recs)
+    assert line.startswith(f"Source: {len(recs) - 1} record(s) carry a fingerprint")
+    assert "1 record(s) were written before records stored one" in line
+    for r in recs:
+        r["worker"].pop("sources", None)
+    assert sources_summary(recs) == ""  # none has one (the committed ci runs): nothing to say

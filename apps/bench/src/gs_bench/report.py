@@ -332,8 +332,10 @@ def sources_summary(records: Sequence[dict[str, Any]]) -> str:
     """One line when the records were computed by more than one version of our packages'
     source (each record's ``worker.sources``, :func:`gs_bench.executors.source_fingerprints`):
     which packages differ and how many records each version wrote, so that a table mixing
-    records from before and after a code change says so. Empty when all records share one
-    version (records written before gs-bench stored fingerprints are counted apart)."""
+    records from before and after a code change says so. Records written before gs-bench
+    stored fingerprints are counted apart, and beside records of one version they are named
+    too (their code is not recorded). Empty when all records share one version, or none has a
+    fingerprint."""
     versions: dict[tuple, int] = defaultdict(int)
     unknown = 0
     for r in records:
@@ -342,6 +344,11 @@ def sources_summary(records: Sequence[dict[str, Any]]) -> str:
             versions[tuple(sorted(fps.items()))] += 1
         else:
             unknown += 1
+    if len(versions) == 1 and unknown:
+        known = next(iter(versions.values()))
+        return (f"Source: {known} record(s) carry a fingerprint of our packages' source, all the "
+                f"same; {unknown} record(s) were written before records stored one, so whether "
+                "their code was the same is not recorded.")
     if len(versions) < 2:
         return ""
     dists = sorted({d for v in versions for d, _ in v})
