@@ -84,9 +84,18 @@ def resume_command(info: dict, run: Path) -> str:
     for key, value in (info.get("settings") or {}).items():
         if base.settings.get(key) != value:
             parts += ["--set", f"{key}={json.dumps(value)}"]
+    import dataclasses
+
+    typed = base.typed_settings
+    defaults = {f.name: f.default for f in dataclasses.fields(typed)} if typed is not None else {}
     for key in base.settings:
         if key not in (info.get("settings") or {}):
-            parts += ["--unset", key]
+            # --unset takes back a setting whose default is unset; another one the run lacks
+            # (a key the profile gained after the run started) no option can take back
+            if defaults.get(key) is None:
+                parts += ["--unset", key]
+            else:
+                problems.append(f"setting {key} absent")
     parts += ["--workers", str(info.get("workers") or 1), "--out", str(run)]
     text = " ".join(parts)
     return text + (f" (but no option gives {'; '.join(problems)})" if problems else "")

@@ -89,6 +89,10 @@ def test_progress_names_the_command_that_resumes_the_run(tmp_path):
              "settings": {k: v for k, v in ss.settings.items() if k != "root"}, "workers": 1}
     assert resume_command(unset, Path("r")) == ("OMP_NUM_THREADS=1 gs-bench run structural-shifts "
                                                 "--profile ci --unset root --workers 1 --out r")
+    # a setting the profile gained after the run started, with a real default: named, no --unset
+    older = {**info, "settings": {k: v for k, v in info["settings"].items() if k != "domain_pretrain"}}
+    cmd = resume_command(older, Path("/runs/x"))
+    assert "--unset domain_pretrain" not in cmd and "(but no option gives setting domain_pretrain absent)" in cmd
     info["grid"]["shard"] = [0, 1]
     assert "(but no option gives axis shard = [0, 1])" in resume_command(info, Path("/runs/x"))
     # the whole profile as it is: no narrowing, no --set

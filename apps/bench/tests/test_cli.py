@@ -303,3 +303,21 @@ def test_command_line_settings_are_named_with_the_profiles_values_and_errors_hel
     assert "expected an integer or unset (--unset KEY)" in capsys.readouterr().err
     assert main(["run", "Structural-shift", "--out", "/nonexistent/o", "--dry-run"]) == 2
     assert "did you mean 'structural-shifts'?" in capsys.readouterr().err
+
+
+def test_unset_and_an_option_for_the_same_setting_are_refused_and_list_values_read_back(capsys, tmp_path):
+    """--unset split_source with --split-source: refused (the option won silently before);
+    --unset in a suite file without profiles names the file; list's values parse as TOML."""
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "structural-shifts", "--profile", "ci", "--unset", "split_source", "--split-source",
+              "authors", "--out", str(tmp_path / "o"), "--dry-run"])
+    assert exc.value.code == 2 and "split_source is also given to --split-source" in capsys.readouterr().err
+    suite = tmp_path / "np.toml"
+    suite.write_text('suite = "edgewise"\n[grid]\ndataset = ["synthetic-default"]\nmodel = ["gcn"]\nsplit = [0]\nfold = [0]\n')
+    assert main(["run", str(suite), "--unset", "root", "--out", str(tmp_path / "o"), "--dry-run"]) == 2
+    assert "--unset root: the suite file does not set it, so it is unset already" in capsys.readouterr().err
+    from gs_bench.suites import setting_text, tomllib
+
+    value = {"erm": {"lr": 0.1, "x-y": [1, True]}, "a b": "q"}
+    assert tomllib.loads(f"v = {setting_text(value)}")["v"] == value
+    assert setting_text(None) == "unset" and setting_text("binary") == '"binary"'

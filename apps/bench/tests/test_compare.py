@@ -246,3 +246,5 @@ def test_tables_in_number_order_off_view_of_a_run_without_off_cells_and_an_unfin
     assert f"Runs: `{run}` ({len(recs)} of" in C.render(cs, [label])
     (run / "run-structural-shifts.json").write_text(json.dumps({"jobs": len(recs)}))
     assert C.run_label(run, recs) == str(run)
+    recs[0]["status"] = "failed"  # a failed job is recorded too: the run is finished
+    assert C.run_label(run, recs) == str(run)

@@ -242,3 +242,17 @@ def test_report_out_writes_elsewhere_and_leaves_the_results_folder_as_it_is(tmp_
     assert sorted(p.name for p in run.iterdir()) == before
     assert (dest / "report.md").read_bytes() == (src / "report.md").read_bytes()
     assert (dest / "edgewise_reliability_planetoid-cora.png").is_file()
+
+
+def test_report_out_elsewhere_still_draws_the_split_pictures_of_the_run(finished_run, tmp_path, monkeypatch):
+    """The stored layouts live in the run folder, not beside the report: --out elsewhere
+    draws the same appendix-H pictures."""
+    from gs_bench.report import build_report
+
+    _guard_data_and_splits(monkeypatch)
+    dest = tmp_path / "elsewhere" / "rep"
+    text = Path(build_report(finished_run, "md", report_dir=dest)).read_text()
+    for strategy in SPLITS:
+        name = f"split_synthetic-default_{strategy}_graph.png"
+        assert (dest / name).is_file() and f"]({name})" in text
+    assert "not drawn" not in text

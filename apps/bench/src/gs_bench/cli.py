@@ -182,12 +182,16 @@ def _setting_overrides(args: argparse.Namespace) -> dict | None:
         if key in out:
             raise ValueError(f"argument --unset: {key} is also given to --set; give one of the two")
         out[key] = UNSET
-    if args.split_source:
-        out["split_source"] = args.split_source
-    if getattr(args, "robustness_variant", None):
-        out["robustness_variant"] = args.robustness_variant
-    if getattr(args, "robustness_framework", None):
-        out["robustness_framework"] = args.robustness_framework
+    options = {"split_source": args.split_source,
+               "robustness_variant": getattr(args, "robustness_variant", None),
+               "robustness_framework": getattr(args, "robustness_framework", None)}
+    for key, value in options.items():
+        if not value:
+            continue
+        if out.get(key) is UNSET:
+            raise ValueError(f"argument --unset: {key} is also given to --{key.replace('_', '-')}; "
+                             "give one of the two")
+        out[key] = value
     return out or None
 
 

@@ -242,9 +242,8 @@ def run_label(path: str | Path, records: Sequence[dict[str, Any]]) -> str:
             planned += int(json.loads(f.read_text()).get("jobs") or 0)
         except (OSError, ValueError, AttributeError):
             return str(path)
-    ok = sum(r.get("status") == "ok" for r in records)
-    if planned and ok < planned:
-        return f"{path} ({ok} of {planned} planned jobs recorded: the run is not finished)"
+    if planned and len(records) < planned:  # failed jobs are recorded too: they count as run
+        return f"{path} ({len(records)} of {planned} planned jobs recorded: the run is not finished)"
     return str(path)
 
 

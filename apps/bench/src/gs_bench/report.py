@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import shutil
@@ -289,7 +290,11 @@ def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None
             # records of other settings are never averaged together: a section (and so a row)
             # of their own, titled with the settings that set them apart (issue 34)
             tables = runner.tables(recs)
-            figures = runner.figures(recs, report_dir)
+            # a hook that reads files the jobs wrote is told the run folder (the report may go
+            # elsewhere: gs-bench report --out); older hooks take the two arguments only
+            figures = (runner.figures(recs, report_dir, run_dir=out)
+                       if "run_dir" in inspect.signature(runner.figures).parameters
+                       else runner.figures(recs, report_dir))
             if len(groups) > 1:  # the next group draws files of the same names: move these
                 sub = report_dir / f"settings-{i + 1}"
                 sub.mkdir(exist_ok=True)

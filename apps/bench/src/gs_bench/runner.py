@@ -65,7 +65,9 @@ class Runner(Protocol):
 
     # -- optional
     def figures(self, records: Sequence[Record], report_dir: Path) -> list[Figure]:
-        """Figures written into ``report_dir`` (default: none)."""
+        """Figures written into ``report_dir`` (default: none). A hook that also takes a
+        ``run_dir`` keyword is given the run folder, for files the jobs wrote there (the report
+        folder need not be inside it: ``gs-bench report --out``)."""
 
     def paragraphs(self, records: Sequence[Record]) -> list[str]:
         """Text put before the suite's tables, e.g. the training protocol (default: none)."""

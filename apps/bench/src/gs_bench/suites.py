@@ -160,6 +160,9 @@ class SuiteConfig:
         for key in unset:
             del settings[key]
         dropped = set(unset)
+        for key in unset:  # what the command line takes back must be there to take back
+            if key not in self.settings and typed is None:
+                raise SuiteConfigError(f"command line: --unset {key}: the suite does not set it")
         if unset and typed is not None:
             # an unset setting goes back to None, its schema default: only where the default
             # is None (a setting with a real default keeps it; --set gives it another value)
@@ -174,10 +177,10 @@ class SuiteConfig:
                         f"command line: --unset {key}: this setting cannot be unset (its default "
                         f"is {fields[key].default!r}); give it a value with --set {key}=VALUE")
                 if key not in self.settings:
+                    whose = "the suite file" if self.profile_missing else f"the {self.profile} profile"
                     raise SuiteConfigError(
-                        f"command line: --unset {key}: the {self.profile_label} profile does not "
-                        f"set it, so it is unset already (settings this profile sets: "
-                        f"{', '.join(sorted(self.settings)) or 'none'})")
+                        f"command line: --unset {key}: {whose} does not set it, so it is unset "
+                        f"already (settings it sets: {', '.join(sorted(self.settings)) or 'none'})")
             typed = dataclasses.replace(typed, **{k: None for k in unset})
         if settings and typed is not None:
             # the command line's settings pass the schema the suite file passed: an unknown
@@ -414,16 +417,23 @@ def _non_finite(value: Any, path: str) -> tuple[str, float] | None:
 
 def setting_text(value: Any) -> str:
     """A setting's value as a suite file and ``--set`` write it (TOML: ``true``, ``"binary"``,
-    ``[1, 2]``), and ``unset`` for None, which TOML cannot write (``--unset KEY``)."""
-    return "unset" if value is None else json.dumps(value)
+    ``[1, 2]``, ``{erm = {lr = 0.1}}``), and ``unset`` for None, which TOML cannot write
+    (``--unset KEY``)."""
+    if value is None:
+        return "unset"
+    if isinstance(value, dict):
+        keys = (k if k.replace("_", "").replace("-", "").isalnum() else json.dumps(k) for k in map(str, value))
+        return "{" + ", ".join(f"{k} = {setting_text(v)}" for k, v in zip(keys, value.values(), strict=True)) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(setting_text(v) for v in value) + "]"
+    return json.dumps(value)
 
 
 def _did_you_mean(key: str, choices: Any) -> str:
     """``"; did you mean 'x'?"`` for the choice closest to ``key`` (case ignored), else ``""``."""
-    choices = [str(c) for c in choices]
-    same = [c for c in choices if c.lower() == str(key).lower()]
-    close = same or difflib.get_close_matches(str(key).lower(), choices, n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    lower = {str(c).lower(): str(c) for c in choices}
+    close = difflib.get_close_matches(str(key).lower(), list(lower), n=1, cutoff=0.6)
+    return f"; did you mean {lower[close[0]]!r}?" if close else ""
 
 
 def _type_name(tp: Any) -> str:

@@ -102,7 +102,8 @@ def split_blocks(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], dic
     return dict(sorted(seen.items()))
 
 
-def split_figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Figure]:
+def split_figures(records: Sequence[dict[str, Any]], report_dir: Path,
+                  run_dir: Path | None = None) -> list[Figure]:
     """Per (dataset, shift) of the records: the split as the jobs made it, as the appendix-A
     distributions (class balance, degree, property, graph distance; ID vs OOD) and the
     appendix-H picture of the largest connected component (ID blue, OOD red).
@@ -139,7 +140,9 @@ def split_figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[F
         figs.append(Figure(f"{base}_distributions.png",
                            f"{dataset}{synth}, {strategy} split: ID vs OOD class balance, degree, "
                            "property and graph-distance distributions (appendix A)."))
-        picture = read_picture(report_dir.parent, block.get("picture"))
+        # the stored layouts live in the run folder (``run_dir``; by default the report's parent,
+        # which ``gs-bench report --out`` elsewhere is not)
+        picture = read_picture(run_dir if run_dir is not None else report_dir.parent, block.get("picture"))
         if picture is None:
             continue
         fig = draw_graph_picture(picture)

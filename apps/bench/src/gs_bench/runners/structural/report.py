@@ -254,8 +254,9 @@ def paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
     return out
 
 
-def figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Figure]:
-    """ID vs OOD accuracy per shift (one bar group per dataset and method)."""
+def figures(records: Sequence[dict[str, Any]], report_dir: Path, run_dir: Path | None = None) -> list[Figure]:
+    """ID vs OOD accuracy per shift (one bar group per dataset and method), and the split
+    figures from the layouts stored in ``run_dir`` (default: ``report_dir``'s parent)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -289,7 +290,7 @@ def figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Figure]
     fig.savefig(path, dpi=120)
     plt.close(fig)
     figs = [Figure(path.name, "ID vs OOD test accuracy per dataset, shift and method (mean over seeds).")]
-    return figs + split_figures(records, report_dir)
+    return figs + split_figures(records, report_dir, run_dir)
 
 
 def split_table(records: Sequence[dict[str, Any]]) -> Table | None:
