@@ -204,7 +204,11 @@ def _run_and_kill_one(driver: Path, args: list[str], pid_dir: Path) -> tuple[sub
         assert time.monotonic() < deadline, "no job ever started"
         time.sleep(0.1)
     victim = sorted(pid_dir.iterdir())[0]
-    key = victim.read_text()
+    # the job creates its pid file, then writes its key into it: on a loaded machine the
+    # file can be seen empty in between (CI once read '' and looked up key '')
+    while not (key := victim.read_text()):
+        assert time.monotonic() < deadline, f"{victim} stayed empty"
+        time.sleep(0.05)
     os.kill(int(victim.name), signal.SIGKILL)
     return proc, key
 

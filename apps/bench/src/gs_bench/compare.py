@@ -343,7 +343,7 @@ def summary_lines(cs: Sequence[Cell]) -> list[str]:
 
 
 def _run_md(label: str) -> str:
-    """A run's label (:func:`run_label`) with its path as code: ``\`path\` (note)``."""
+    """A run's label (:func:`run_label`) with its path as code, then its note."""
     path, sep, note = label.partition(" (")
     return f"`{path}`" + (f" ({note}" if sep else "")
 
