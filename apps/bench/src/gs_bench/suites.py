@@ -159,28 +159,25 @@ class SuiteConfig:
         unset = [k for k, v in settings.items() if v is UNSET]
         for key in unset:
             del settings[key]
-        dropped = set(unset)
-        for key in unset:  # what the command line takes back must be there to take back
-            if key not in self.settings and typed is None:
-                raise SuiteConfigError(f"command line: --unset {key}: the suite does not set it")
+        # an unset setting goes back to None, its schema default: only where the default is None
+        # (a setting with a real default keeps it; --set gives it another value) and only what
+        # the suite sets (there is nothing else to take back)
+        fields = {f.name: f for f in dataclasses.fields(type(typed))} if unset and typed is not None else {}
+        for key in unset:
+            if typed is not None and key not in fields:
+                raise SuiteConfigError(
+                    f"command line: --unset {key}: unknown setting{_did_you_mean(key, fields)} "
+                    f"(accepted here: {', '.join(sorted(fields))})")
+            if key in fields and fields[key].default is not None:
+                raise SuiteConfigError(
+                    f"command line: --unset {key}: this setting cannot be unset (its default "
+                    f"is {fields[key].default!r}); give it a value with --set {key}=VALUE")
+            if key not in self.settings:
+                whose = "the suite file" if self.profile_missing or typed is None else f"the {self.profile} profile"
+                raise SuiteConfigError(
+                    f"command line: --unset {key}: {whose} does not set it, so it is unset "
+                    f"already (settings it sets: {', '.join(sorted(self.settings)) or 'none'})")
         if unset and typed is not None:
-            # an unset setting goes back to None, its schema default: only where the default
-            # is None (a setting with a real default keeps it; --set gives it another value)
-            fields = {f.name: f for f in dataclasses.fields(type(typed))}
-            for key in unset:
-                if key not in fields:
-                    raise SuiteConfigError(
-                        f"command line: --unset {key}: unknown setting{_did_you_mean(key, fields)} "
-                        f"(accepted here: {', '.join(sorted(fields))})")
-                if fields[key].default is not None:
-                    raise SuiteConfigError(
-                        f"command line: --unset {key}: this setting cannot be unset (its default "
-                        f"is {fields[key].default!r}); give it a value with --set {key}=VALUE")
-                if key not in self.settings:
-                    whose = "the suite file" if self.profile_missing else f"the {self.profile} profile"
-                    raise SuiteConfigError(
-                        f"command line: --unset {key}: {whose} does not set it, so it is unset "
-                        f"already (settings it sets: {', '.join(sorted(self.settings)) or 'none'})")
             typed = dataclasses.replace(typed, **{k: None for k in unset})
         if settings and typed is not None:
             # the command line's settings pass the schema the suite file passed: an unknown
@@ -202,7 +199,7 @@ class SuiteConfig:
             description=self.description,
             seeds=self.seeds if seeds is None else seeds,
             grid=grid,
-            settings={**{k: v for k, v in self.settings.items() if k not in dropped}, **settings},
+            settings={**{k: v for k, v in self.settings.items() if k not in unset}, **settings},
             source=self.source,
             paper=self.paper,
             resources=copy.deepcopy(self.resources),
