@@ -136,6 +136,13 @@ def test_cli_prints_the_summary_and_rejects_a_missing_folder(tmp_path):
     assert p.stdout.splitlines()[0] == f"{run}:" and f"{other}:" in p.stdout.splitlines()
     assert "5 cells, 0 within" in p.stdout and "5 cells, 5 within" in p.stdout
     assert "10 cells" not in p.stdout
+    # an unfinished run: its note after the path, in the summary and the tables' Runs line
+    (other / "run-structural-shifts.json").write_text(json.dumps({"jobs": 7}))
+    p = subprocess.run([*cmd, str(other), "--summary"], capture_output=True, text=True)
+    assert p.stdout.splitlines()[0] == f"{other} (3 of 7 planned jobs recorded: the run is not finished):"
+    p = subprocess.run([*cmd, str(other)], capture_output=True, text=True)
+    assert f"Runs: `{other}` (3 of 7 planned jobs recorded" in p.stdout
+    (other / "run-structural-shifts.json").unlink()
     p = subprocess.run([*cmd, str(run), str(other)], capture_output=True, text=True)
     assert p.stdout.count("# Paper comparison: `") == 2 and p.stdout.count("| Table 9 | cora-ml popularity erm id_acc |") == 2
     readme = tmp_path / "README.md"
@@ -241,10 +248,13 @@ def test_tables_in_number_order_off_view_of_a_run_without_off_cells_and_an_unfin
     run.mkdir()
     recs = _erm_records(0.0)
     (run / "run-structural-shifts.json").write_text(json.dumps({"jobs": len(recs) + 2}))
-    label = C.run_label(run, recs)
-    assert label == f"{run} ({len(recs)} of {len(recs) + 2} planned jobs recorded: the run is not finished)"
-    assert f"Runs: `{run}` ({len(recs)} of" in C.render(cs, [label])
+    note = C.run_note(run, recs)
+    assert note == f"{len(recs)} of {len(recs) + 2} planned jobs recorded: the run is not finished"
+    assert f"Runs: `{run}` ({len(recs)} of" in C.render(cs, [(str(run), note)])
+    # a path with " (" in it stays whole inside the code span (the note is never parsed back)
+    assert "Runs: `runs (old)/x` (1 of 2 planned" in C.render(cs, [("runs (old)/x", "1 of 2 planned")])
+    assert "Runs: `runs (old)/x`\n" in C.render(cs, ["runs (old)/x"])
     (run / "run-structural-shifts.json").write_text(json.dumps({"jobs": len(recs)}))
-    assert C.run_label(run, recs) == str(run)
+    assert C.run_note(run, recs) == ""
     recs[0]["status"] = "failed"  # a failed job is recorded too: the run is finished
-    assert C.run_label(run, recs) == str(run)
+    assert C.run_note(run, recs) == ""

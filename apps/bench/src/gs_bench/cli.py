@@ -412,11 +412,11 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "compare":
         from gs_bench import compare as C
 
-        per_run, labels = [], {}
+        per_run, notes = [], {}
         try:
             for run in args.runs:
                 records = C.run_records(run)
-                labels[str(run)] = C.run_label(run, records)
+                notes[str(run)] = C.run_note(run, records)
                 per_run.append((str(run), C.cells(records)))
         except (OSError, ValueError) as exc:
             print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
@@ -426,12 +426,13 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         for i, (run, cs) in enumerate(per_run):
             if args.summary:
                 lines = C.summary_lines(cs) or ["no record fills a paper cell"]
-                if len(per_run) > 1 or labels[run] != run:
-                    lines = [f"{labels[run]}:", *(f"- {line}" for line in lines)]
+                if len(per_run) > 1 or notes[run]:
+                    label = f"{run} ({notes[run]})" if notes[run] else run
+                    lines = [f"{label}:", *(f"- {line}" for line in lines)]
                 print("\n".join(lines))
             else:
                 title = "# Paper comparison" + (f": `{run}`" if len(per_run) > 1 else "")
-                print(("\n" if i else "") + C.render(cs, [labels[run]], only_off=args.off, title=title), end="")
+                print(("\n" if i else "") + C.render(cs, [(run, notes[run])], only_off=args.off, title=title), end="")
         if args.readme is not None:
             try:
                 changed = C.update_readme(args.readme, C.readme_block(per_run))

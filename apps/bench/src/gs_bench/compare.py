@@ -231,9 +231,9 @@ def run_records(path: str | Path) -> list[dict[str, Any]]:
     return records
 
 
-def run_label(path: str | Path, records: Sequence[dict[str, Any]]) -> str:
-    """``path``, with ``(497 of 558 planned jobs recorded: the run is not finished)`` where its
-    run-*.json plans more jobs than it holds records (an in-progress archive)."""
+def run_note(path: str | Path, records: Sequence[dict[str, Any]]) -> str:
+    """``"497 of 558 planned jobs recorded: the run is not finished"`` where the run-*.json in
+    ``path`` plan more jobs than ``records`` hold (an in-progress archive), else ``""``."""
     import json
 
     planned = 0
@@ -241,10 +241,10 @@ def run_label(path: str | Path, records: Sequence[dict[str, Any]]) -> str:
         try:
             planned += int(json.loads(f.read_text()).get("jobs") or 0)
         except (OSError, ValueError, AttributeError):
-            return str(path)
+            return ""
     if planned and len(records) < planned:  # failed jobs are recorded too: they count as run
-        return f"{path} ({len(records)} of {planned} planned jobs recorded: the run is not finished)"
-    return str(path)
+        return f"{len(records)} of {planned} planned jobs recorded: the run is not finished"
+    return ""
 
 
 def cells(records: Iterable[dict[str, Any]]) -> list[Cell]:
@@ -342,10 +342,10 @@ def summary_lines(cs: Sequence[Cell]) -> list[str]:
     return lines
 
 
-def _run_md(label: str) -> str:
-    """A run's label (:func:`run_label`) with its path as code, then its note."""
-    path, sep, note = label.partition(" (")
-    return f"`{path}`" + (f" ({note}" if sep else "")
+def _run_md(run: str | tuple[str, str]) -> str:
+    """A run as ``path`` or ``(path, note)`` (:func:`run_note`): its path as code, then the note."""
+    path, note = (run, "") if isinstance(run, str) else run
+    return f"`{path}`" + (f" ({note})" if note else "")
 
 
 def _fmt(v: float | None, unit: str) -> str:
@@ -354,10 +354,11 @@ def _fmt(v: float | None, unit: str) -> str:
     return f"{v:.2f}" if unit == "%" else f"{v:+.2f}"
 
 
-def render(cs: Sequence[Cell], runs: Sequence[str] = (), only_off: bool = False,
+def render(cs: Sequence[Cell], runs: Sequence[str | tuple[str, str]] = (), only_off: bool = False,
            title: str = "# Paper comparison") -> str:
     """Markdown: the summary lines, then one table per paper (every cell, or only those
-    outside the tolerance with ``only_off``)."""
+    outside the tolerance with ``only_off``). ``runs`` are paths, or ``(path, note)`` pairs
+    whose note (:func:`run_note`) follows the path."""
     out = [title, ""]
     if runs:
         out += ["Runs: " + ", ".join(_run_md(r) for r in runs), ""]
