@@ -61,8 +61,8 @@ def variant_defaults(root: Path) -> list[str]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 a = node.args
                 pos = [*a.posonlyargs, *a.args]
-                pairs = [*zip(pos[len(pos) - len(a.defaults):], a.defaults),
-                         *zip(a.kwonlyargs, a.kw_defaults)]
+                pairs = [*zip(pos[len(pos) - len(a.defaults):], a.defaults, strict=True),
+                         *zip(a.kwonlyargs, a.kw_defaults, strict=True)]
                 out += [f"{rel}:{node.lineno}" for arg, d in pairs
                         if arg.arg == "robustness_variant" and _str(d) is not None]
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):

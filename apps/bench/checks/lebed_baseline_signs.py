@@ -242,7 +242,7 @@ def breakdown(rows):
             sel = np.array([r[key] == v for r in rows])
             print(f"  {key} {v}: n {sel.sum()}, mean error {err[sel].mean():.3f}, mean ConfScore "
                   f"{conf[sel].mean():.3f}, rho(err, ConfScore) {rho(err[sel], conf[sel]):+.2f}, "
-                  f"rho(err, their Entropy) {rho(err[sel], [-r['ours']['entropy'] for r, s in zip(rows, sel) if s]):+.2f}")
+                  f"rho(err, their Entropy) {rho(err[sel], [-r['ours']['entropy'] for r, s in zip(rows, sel, strict=True) if s]):+.2f}")
 
 
 def authors_mix(rows):

@@ -241,12 +241,12 @@ def run_authors(name, model, init_state, graphs, indices, negs, rows, cfg):
     for i in indices:
         g = graphs[i]
         x, pos, neg = g.x, g.edge_index, torch.as_tensor(negs[i])
-        pseudo, ref = authors_reference(lambda x: model(x, pos), [model], x, pos, neg)
+        pseudo, ref = authors_reference(lambda x, pos=pos: model(x, pos), [model], x, pos, neg)
         retrain = copy.deepcopy(model)
         retrain.load_state_dict(init_state)  # evaluator_lebed_cora-amz.py:331-344: theta_0
         torch.manual_seed(i)
         epoch, stopped, dn = authors_train_norm(
-            lambda x: retrain(x, pos), [retrain], x, pos, neg, pseudo, theta_star, ref, cfg)
+            lambda x, m=retrain, pos=pos: m(x, pos), [retrain], x, pos, neg, pseudo, theta_star, ref, cfg)
         rows.setdefault(name, {})[i] = (epoch + 1, stopped, dn, float(ref), error_of(model, g))
 
 

@@ -41,7 +41,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 RUN = HERE.parent / "measured" / "in-progress" / "paper-structural-shifts" / "results.jsonl"
 PARTS = ("train", "valid_in", "test_in", "valid_out", "test_out")  # datasets/utils.py:114-120
-OURS = dict(zip(PARTS, ("in_train", "in_valid", "in_test", "out_valid", "out_test")))
+OURS = dict(zip(PARTS, ("in_train", "in_valid", "in_test", "out_valid", "out_test"), strict=True))
 
 
 def authors_masks(values: np.ndarray, ratios, rng: np.random.RandomState) -> dict[str, np.ndarray]:
@@ -57,7 +57,7 @@ def authors_masks(values: np.ndarray, ratios, rng: np.random.RandomState) -> dic
     ordered = node_indices[np.argsort(values)]  # :107
     ordered[:in_size] = rng.permutation(ordered[:in_size])  # :108-110
     split = np.split(ordered, np.cumsum(part_sizes))[:-1]  # :112-113
-    return {name: idx for name, idx in zip(PARTS, split)}  # :121-127
+    return {name: idx for name, idx in zip(PARTS, split, strict=True)}  # :121-127
 
 
 def run_drops() -> dict[tuple[str, str, str], list[float]]:

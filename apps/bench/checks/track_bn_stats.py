@@ -21,11 +21,12 @@ import sys
 import time
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-import numpy as np, torch
+import torch
 from torch_geometric.loader import DataLoader
 from track_gpu_job import load_parts
-from gs_models import build_model
+
 from gs_bench.runners import gess as G
+from gs_models import build_model
 
 torch.set_num_threads(1)
 torch.manual_seed(0)
@@ -42,21 +43,25 @@ print("bn modules", len(bn_inner), flush=True)
 def acc(graphs, mode):
     model.eval()
     if mode == "batchstats":
-        for m in bn_inner: m.train()
+        for m in bn_inner:
+            m.train()
     correct = n = 0
     with torch.no_grad():
         for b in DataLoader(graphs, batch_size=bs):
             _, out = model(b.x, b.pos, b.batch, edge_index=b.knn_index)
-            correct += ((out.view(-1) > 0).float() == b.y).sum().item(); n += len(b.y)
+            correct += ((out.view(-1) > 0).float() == b.y).sum().item()
+            n += len(b.y)
     model.eval()
     return correct / n
 
 def precise_bn():
     saved = [(m.running_mean.clone(), m.running_var.clone(), m.momentum) for m in bn_inner]
     for m in bn_inner:
-        m.reset_running_stats(); m.momentum = None
+        m.reset_running_stats()
+        m.momentum = None
     model.eval()
-    for m in bn_inner: m.train()
+    for m in bn_inner:
+        m.train()
     with torch.no_grad():
         for b in DataLoader(parts["train"], batch_size=bs, shuffle=True):
             model(b.x, b.pos, b.batch, edge_index=b.knn_index)
@@ -64,22 +69,29 @@ def precise_bn():
     return saved
 
 def restore(saved):
-    for m, (rm, rv, mo) in zip(bn_inner, saved):
-        m.running_mean.copy_(rm); m.running_var.copy_(rv); m.momentum = mo
+    for m, (rm, rv, mo) in zip(bn_inner, saved, strict=True):
+        m.running_mean.copy_(rm)
+        m.running_var.copy_(rv)
+        m.momentum = mo
 
 for ep in range(epochs):
-    t = time.time(); model.train(); tot = 0
+    t = time.time()
+    model.train()
+    tot = 0
     for b in DataLoader(parts["train"], batch_size=bs, shuffle=True):
         opt.zero_grad()
         g, out = model(b.x, b.pos, b.batch, edge_index=b.knn_index)
         loss = torch.nn.functional.binary_cross_entropy_with_logits(out.view(-1), b.y)
-        loss.backward(); opt.step(); tot += loss.item() * len(b.y)
+        loss.backward()
+        opt.step()
+        tot += loss.item() * len(b.y)
     r = {"ep": ep, "loss": round(tot / len(parts["train"]), 4), "s": round(time.time() - t, 1)}
     r["val_eval"] = acc(parts["iid_val"], "eval")
     r["train_eval"] = acc(parts["train"], "eval")
     r["val_batchstats"] = acc(parts["iid_val"], "batchstats")
     saved = precise_bn()
-    r["val_precise"] = acc(parts["iid_val"], "eval"); r["test_precise"] = acc(parts["iid_test"], "eval")
+    r["val_precise"] = acc(parts["iid_val"], "eval")
+    r["test_precise"] = acc(parts["iid_test"], "eval")
     restore(saved)
     r["test_eval"] = acc(parts["iid_test"], "eval")
     with torch.no_grad():

@@ -596,7 +596,7 @@ def test_a_refused_ray_connection_names_the_token_when_this_machine_has_one(toy,
     with _socket.socket() as server:  # something listens there, so the reachability check passes
         server.bind(("127.0.0.1", 0))
         server.listen()
-        address = "127.0.0.1:%d" % server.getsockname()[1]
+        address = f"127.0.0.1:{server.getsockname()[1]}"
         code = main(["run", str(toy(n=(1,))), "--out", str(tmp_path / "out"), "--no-progress",
                      "--executor", "ray", "--address", address])
     err = [line for line in capsys.readouterr().err.strip().splitlines()

@@ -164,9 +164,8 @@ def test_tiny_run_uses_named_methods_and_writes_the_protocol(tmp_path, tiny_suit
 
 def test_report_sections_follow_the_papers_order(tmp_path, monkeypatch):
     from gs_bench import report
-    from gs_bench.store import ResultsStore
-
     from gs_bench.runner import SuiteRunner
+    from gs_bench.store import ResultsStore
 
     def Fake(suite):  # a runner with the required hooks only: the optional ones default
         return SuiteRunner(name=suite, module=__name__, Grid=structural.Grid, Settings=structural.Settings,

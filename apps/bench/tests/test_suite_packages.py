@@ -21,8 +21,7 @@ from gs_bench.cli import main
 from gs_bench.runner import HOOKS, OPTIONAL_HOOKS, Runner, SuiteRunner
 from gs_bench.runners import RUNNERS, load_runner
 from gs_bench.runners.lebed.spec import Settings
-from gs_bench.suites import TypedSettings
-from gs_bench.suites import SuiteConfigError, load_suite
+from gs_bench.suites import SuiteConfigError, TypedSettings, load_suite
 
 PACKAGE = Path(lebed.__file__).resolve().parent
 SETTINGS = [f.name for f in dataclasses.fields(Settings)]

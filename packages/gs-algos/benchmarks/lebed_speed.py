@@ -53,8 +53,7 @@ def main() -> None:
     torch.set_num_threads(1)
     import gs_data
     from gs_algos.lebed import LeBedConfig, lebed_score, pretrain
-    from gs_models import build_model
-    from gs_models import preset
+    from gs_models import build_model, preset
 
     repo = Path(__file__).resolve().parents[3]
     with tempfile.TemporaryDirectory() as tmp:

@@ -41,7 +41,7 @@ def test_recomputed_statistics_are_the_exact_mean_and_variance(synthetic_clouds,
     # dropout is off during the pass: a second recomputation gives the same statistics
     first = [m.running_mean.clone() for m in norms]
     recompute_norm_stats(model, None, graphs, 64, torch.device("cpu"))
-    for a, m in zip(first, norms):
+    for a, m in zip(first, norms, strict=True):
         torch.testing.assert_close(a, m.running_mean)
 
 
@@ -58,7 +58,7 @@ def test_fit_graph_keeps_the_recomputed_statistics(synthetic_clouds, tiny_pointn
         before = [m.running_mean.clone() for m in _norms(model)]
         recompute_norm_stats(model, None, parts["train"], 8, torch.device("cpu"))
         out[n] = max(float((b - m.running_mean).abs().max() / (m.running_mean.abs().max() + 1e-6))
-                     for b, m in zip(before, _norms(model)))
+                     for b, m in zip(before, _norms(model), strict=True))
     assert out[1000] < 1e-4
     assert out[0] > 1e-3
 

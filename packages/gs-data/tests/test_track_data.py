@@ -422,7 +422,7 @@ def test_two_processes_asking_for_one_track_sample_build_it_once(tmp_path):
     finally:
         os.close(go_w)
     outs = [p.communicate(timeout=300) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err[-3000:]
     lines = log.read_text().split()
     indices = sorted(int(i) for i in lines[1::2])

@@ -397,7 +397,7 @@ def test_head_init_xavier_is_the_lebed_authors_classifier_init():
     torch.manual_seed(0)
     m = build_model("sage", 64, 6, num_layers=2, hidden_channels=32, embedding_channels=16,
                     head_init="xavier")
-    for (k, a), b in zip(ref.state_dict().items(), m.state_dict().values()):
+    for (k, a), b in zip(ref.state_dict().items(), m.state_dict().values(), strict=True):
         if not k.startswith("head."):
             assert torch.equal(a, b), k
     assert torch.count_nonzero(m.head.bias) == 0

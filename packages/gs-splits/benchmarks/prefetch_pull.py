@@ -89,9 +89,10 @@ def slice_of_folder(folder: Path, at: float, entries: int):
 def slice_of_synthetic(n: int, e: int, at: float, entries: int):
     import tempfile
 
+    from synthetic_papers100m import generate  # this folder
+
     import gs_splits as gs
     from gs_splits._kernels import DegreeOrdered
-    from synthetic_papers100m import generate  # this folder
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "edges.bin"
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{threads} thread(s); the package prefetches {PREFETCH_AHEAD} ahead", flush=True)
     ref = None
     runs = variants(distances)
-    for name, f in runs:
+    for _name, f in runs:
         f(seg[:2], nptr, buf, base, y, out)  # compile, untimed
     for _ in range(a.repeats):
         for name, f in runs:

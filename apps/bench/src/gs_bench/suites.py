@@ -479,7 +479,7 @@ def _matches(value: Any, tp: Any) -> bool:
     return isinstance(value, typing.get_origin(tp) or tp)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _type_hints(schema: type) -> dict[str, Any]:
     """``typing.get_type_hints(schema)``, evaluated once per schema: the typed settings are
     re-created from a settings dict per job (a runner's ``runs`` / ``applicable`` at planning),

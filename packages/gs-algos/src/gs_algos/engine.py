@@ -423,7 +423,7 @@ def recompute_norm_stats(model: nn.Module, method: Method | None, graphs: Sequen
             else:
                 call_model(model, "graph", b)
     finally:
-        for m, mo in zip(norms, momenta):
+        for m, mo in zip(norms, momenta, strict=True):
             m.momentum = mo
         for m, was in modes.items():
             m.train(was)

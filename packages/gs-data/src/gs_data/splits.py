@@ -16,7 +16,13 @@ import torch
 from torch_geometric.data import Data
 
 from gs_data._fingerprint import fingerprint
-from gs_data._io import CorruptRawFileError, MissingRawFileError, build_once, data_root, processed_root
+from gs_data._io import (
+    CorruptRawFileError,
+    MissingRawFileError,
+    build_once,
+    data_root,
+    processed_root,
+)
 
 __all__ = [
     "AUTHORS_SPLIT_KEYS",

@@ -930,7 +930,10 @@ def _premerge(partial: Path, state: dict, budget: int, progress: Progress | None
         written = [0]
         total = int(sum(r["keys"] for r in group))
 
-        def merge_into(f: Any) -> None:
+        # the loop's objects bound as defaults: the closure runs within its own iteration
+        def merge_into(f: Any, reader: _RunReader = reader, out: np.ndarray = out,
+                       last: np.ndarray = last, written: list[int] = written,
+                       total: int = total) -> None:
             while True:
                 n, status = _kernels.merge_sorted_keys(reader.bufs, reader.bpos, reader.blen, reader.more, out, last)
                 if n:

@@ -58,7 +58,12 @@ from gs_splits.ondisk import (
     open_ondisk,
     parse_memory,
 )
-from gs_splits.properties import DEFAULT_TOL, _clustering_from_triangles, _one_hot, _personalization_vector
+from gs_splits.properties import (
+    DEFAULT_TOL,
+    _clustering_from_triangles,
+    _one_hot,
+    _personalization_vector,
+)
 
 __all__ = [
     "DiskDegreeOrdered",

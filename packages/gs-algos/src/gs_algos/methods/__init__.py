@@ -23,7 +23,6 @@ from gs_algos.methods.robust import (
     feature_covariance,
     good_reversal_coefficient,
 )
-
 from gs_algos.names import BUILTIN_METHODS
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from gs_data._io import atomic_path, entry_lock
-from gs_data.track.deps import require
 from gs_data.track.config import PROCESSES, TrackSimConfig, check_process, pythia_settings
+from gs_data.track.deps import require
 from gs_data.track.store import FLOAT_COLUMNS, encode_barcode
 
 logger = logging.getLogger(__name__)

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from gs_data._io import entry_lock
-from gs_data.track.deps import INSTALL_HINT, require
 from gs_data.track.config import TrackSimConfig, check_process
+from gs_data.track.deps import INSTALL_HINT, require
 from gs_data.track.store import TrackEvents, atomic_savez, atomic_write_text
 
 logger = logging.getLogger(__name__)
@@ -228,7 +228,7 @@ def generate_samples(
         keys = list(largest)
         plans = [_plan(p, pu, largest[(p, pu)], seed, cache_root, config) for p, pu in keys]
         made = dict(zip(keys, _generate(plans, seed, cache_root, config, n_workers, callback,
-                                        keep_event_files)))
+                                        keep_event_files), strict=True))
     return [made[(p, pu)] if n == largest[(p, pu)] else _slice(made[(p, pu)], n, made[(p, pu)].meta)
             for p, pu, n in checked]
 

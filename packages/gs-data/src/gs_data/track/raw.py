@@ -29,8 +29,8 @@ import numpy as np
 
 from gs_data._io import CorruptRawFileError
 from gs_data._safe_pickle import NUMPY_ARRAY_GLOBALS, UnsafePickleError, restricted_load
-from gs_data.track.deps import require
 from gs_data.track.config import ZPRIME_MASSES, check_process
+from gs_data.track.deps import require
 from gs_data.track.store import FLOAT_COLUMNS, TrackEvents
 
 REQUIRED_COLUMNS = FLOAT_COLUMNS + ("particle_id", "geometry_id", "node_label")

@@ -44,7 +44,15 @@ from gs_bench.runners.edgewise.report import (
     tables,
     unpack_bins,
 )
-from gs_bench.runners.edgewise.spec import FOLDS, MODELS, STRUCTURED, Grid, Settings, check_splits, validate
+from gs_bench.runners.edgewise.spec import (
+    FOLDS,
+    MODELS,
+    STRUCTURED,
+    Grid,
+    Settings,
+    check_splits,
+    validate,
+)
 
 __all__ = ["MODELS", "STRUCTURED", "FOLDS", "Grid", "Settings", "validate", "check_splits",
            "split_masks", "load_data", "train_config", "run_job", "score", "fit_structured",

@@ -11,7 +11,16 @@ from typing import Any
 import numpy as np
 
 from gs_bench.published import published
-from gs_bench.report import OFF_THRESHOLD, Figure, Table, cells_off, fmt_mean_std, group_records, has_paper_values, mean_std
+from gs_bench.report import (
+    OFF_THRESHOLD,
+    Figure,
+    Table,
+    cells_off,
+    fmt_mean_std,
+    group_records,
+    has_paper_values,
+    mean_std,
+)
 from gs_bench.runners.edgewise.spec import Settings
 
 __all__ = ["ORDER", "OFF_THRESHOLD", "tables", "paper_cells", "off_cells", "differences", "figures",

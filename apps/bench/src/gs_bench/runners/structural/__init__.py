@@ -49,7 +49,13 @@ defines :data:`RUNNER`.
 from __future__ import annotations
 
 from gs_bench.runner import SuiteRunner
-from gs_bench.runners.structural.job import RUN_COUNT_SETTINGS, load_data, member_cache, run_job, split_data
+from gs_bench.runners.structural.job import (
+    RUN_COUNT_SETTINGS,
+    load_data,
+    member_cache,
+    run_job,
+    split_data,
+)
 from gs_bench.runners.structural.pictures import (
     MASKS_READ,
     PICTURE_DIR,

@@ -12,7 +12,16 @@ import numpy as np
 
 from gs_algos.names import ROBUSTNESS_METHODS
 from gs_bench.published import published
-from gs_bench.report import OFF_THRESHOLD, Figure, Table, cells_off, fmt_mean_std, group_records, has_paper_values, mean_std
+from gs_bench.report import (
+    OFF_THRESHOLD,
+    Figure,
+    Table,
+    cells_off,
+    fmt_mean_std,
+    group_records,
+    has_paper_values,
+    mean_std,
+)
 from gs_bench.runners.structural.pictures import MASKS_READ, split_figures
 from gs_bench.runners.structural.spec import (
     SHIFT_ORDER,

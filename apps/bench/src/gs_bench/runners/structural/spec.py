@@ -26,7 +26,12 @@ from gs_algos.names import (
 )
 from gs_bench.names import ROBUSTNESS_FRAMEWORKS, SPLIT_SOURCES
 from gs_bench.runner import setting
-from gs_bench.runners.common import data_root, dataset_fingerprint, dataset_fingerprints, require_axes
+from gs_bench.runners.common import (
+    data_root,
+    dataset_fingerprint,
+    dataset_fingerprints,
+    require_axes,
+)
 from gs_bench.suites import (
     DataMissingError,
     SuiteConfig,
