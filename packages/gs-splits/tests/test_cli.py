@@ -44,12 +44,71 @@ def test_make_and_report_on_edge_list(tmp_path, capsys):
 def test_cli_errors_are_messages(tmp_path, capsys):
     path = tmp_path / "edges.csv"
     path.write_text("0,1\n1,2\n")
-    assert main(["make", str(path), "--sizes", "0.5,0.5,0.1,0.1,0.1", "--out", str(tmp_path / "x")]) == 2
-    assert "sum to 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:  # checked while parsing: names --sizes
+        main(["make", str(path), "--sizes", "0.5,0.5,0.1,0.1,0.1", "--out", str(tmp_path / "x")])
+    assert exc.value.code == 2 and "--sizes" in (err := capsys.readouterr().err) and "summing to 1" in err
     assert main(["make", str(tmp_path / "nope.txt"), "--out", str(tmp_path / "x")]) == 2
     with pytest.raises(SystemExit):
         main(["make", "--help"])
     assert "in-distribution" in capsys.readouterr().out
+
+
+def _fails(argv, capsys):
+    """The one-line error of a command that must fail with exit status 2 (argparse's or ours)."""
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, (code, err)
+    return err
+
+
+def test_option_errors_name_the_file_or_option_they_come_from(tmp_path, capsys):
+    """From a new-user trial: errors about --property-file / --labels named the graph file, a
+    wrong --sizes / --seed surfaced late as the graph's error, --distance-sources 0 wrote a
+    broken table, and the graph file given as the split read 'split file not found: X.npz'."""
+    edges = tmp_path / "edges.txt"
+    edges.write_text("0 1\n1 2\n2 3\n3 0\n0 2\n4 5\n5 6\n6 4\n7 4\n8 9\n9 0\n")  # 10 nodes
+    out = str(tmp_path / "s")
+    short = tmp_path / "short.npy"
+    np.save(short, np.arange(4.0))
+    err = _fails(["make", str(edges), "--property-file", str(short), "--out", out], capsys)
+    assert err.startswith(f"gs-splits make: error: {short}: ") and "one value per node, shape (10,), got (4,)" in err
+    err = _fails(["make", str(edges), "--property-file", str(edges), "--out", out], capsys)
+    assert f"{edges}: not a .npy file" in err and "allow_pickle" not in err
+    nan = tmp_path / "nan.npy"
+    np.save(nan, np.array([1.0, np.nan, *range(8)]))
+    assert f"{nan}: the property file holds 1 NaN" in _fails(
+        ["make", str(edges), "--property-file", str(nan), "--out", out], capsys)
+    err = _fails(["make", str(edges), "--strategy", "density", "--property-file", str(short), "--out", out], capsys)
+    assert "--property-file" in err and "--strategy" in err
+    assert "--sizes" in _fails(["make", str(edges), "--sizes", "0.5,0.5", "--out", out], capsys)
+    assert "--sizes" in _fails(["make", str(edges), "--sizes=-0.1,0.3,0.1,0.3,0.4", "--out", out], capsys)
+    assert "--seed" in _fails(["make", str(edges), "--seed", "-1", "--out", out], capsys)
+    good = tmp_path / "prop.npy"
+    np.save(good, np.arange(10.0))
+    assert main(["make", str(edges), "--property-file", str(good), "--out", out, "-v"]) == 0  # -v after too
+    assert f"split (property of {good}, seed 0)" in capsys.readouterr().out
+    rep = str(tmp_path / "rep")
+    assert "--distance-sources" in _fails(
+        ["report", out + ".npz", "-g", str(edges), "-o", rep, "--distance-sources", "0"], capsys)
+    assert f"{edges}: not a split file" in _fails(["report", str(edges), "-g", str(edges), "-o", rep], capsys)
+    for bad, says in ((np.linspace(0, 1, 10), "non-integer"), (np.zeros((10, 3)), "argmax(1)"),
+                      (np.zeros(20, int), "one entry per node (10), got 20")):
+        labels = tmp_path / "labels.npy"
+        np.save(labels, bad)
+        err = _fails(["report", out + ".npz", "-g", str(edges), "-o", rep, "--labels", str(labels),
+                      "--no-figures"], capsys)
+        assert f"{labels}: labels must" in err and says in err, err
+    # a negative label is an unlabelled node (PyG's -1): left out of the class balance, counted
+    np.save(labels, np.array([0, 1, -1, 0, 1, 0, -1, 1, 0, 1]))
+    assert main(["report", out + ".npz", "-g", str(edges), "-o", rep, "--labels", str(labels),
+                 "--no-figures"]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "2 node(s) with a negative label (unlabelled) left out" in md
+    header = next(line for line in md.splitlines() if line.startswith("| part | 0 |"))
+    assert header == "| part | 0 | 1 |"
 
 
 def test_compiling_the_kernels_is_logged_once_and_only_for_ours(caplog, monkeypatch):

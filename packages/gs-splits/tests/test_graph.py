@@ -116,7 +116,7 @@ def test_isolated_trailing_nodes_kept():
         (np.zeros((2, 0), dtype=int), None, "empty"),
         (np.zeros((2, 0), dtype=int), 0, "empty"),
         (np.array([[0, 1, 2]]), None, r"shape \(2, E\)"),
-        (np.array([[0, 1], [1, 2], [2, 3]]), None, r"pass edges.T"),
+        (np.array([[0, 1], [1, 2], [2, 3]]), None, r"pass np.asarray\(edges\).T"),
         (np.array([[0.5, 1], [1, 2]]), None, "integers"),
     ],
 )
@@ -140,3 +140,8 @@ def test_subgraph_and_scipy_roundtrip():
     s = g.subgraph(np.array([0, 1, 2]))
     assert isinstance(s, CSRGraph) and s.num_edges == 2
     assert as_csr_graph(g.to_scipy()).fingerprint() == g.fingerprint()
+
+
+def test_a_dense_adjacency_gets_a_hint():
+    with pytest.raises(ValueError, match=r"dense adjacency matrix\? pass scipy.sparse.csr_matrix"):
+        as_csr_graph(np.eye(5, dtype=np.int64))

@@ -39,3 +39,11 @@ def test_importing_the_package_loads_no_numba():
     code = "import sys, gs_splits; print(sorted(m for m in sys.modules if m.split('.')[0] == 'numba' or m.startswith('gs_splits.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
     assert out.stdout.strip() == "['gs_splits.__about__']"
+
+
+def test_dir_lists_the_public_names_and_every_exception_the_docstrings_name():
+    """``dir(gs_splits)`` showed the module's own helpers (Any, importlib, TYPE_CHECKING), and
+    ``structural_split``'s docstring names ``TiedPropertyError``, which the package lacked."""
+    names = [n for n in dir(gs_splits) if not n.startswith("__")]
+    assert set(names) == set(gs_splits._LAZY)
+    assert issubclass(gs_splits.TiedPropertyError, ValueError)

@@ -193,7 +193,7 @@ def test_bad_inputs_are_one_line_errors_naming_the_file(tmp_path):
     (tmp_path / "t.txt").write_text("# header\n0 1\n1 x2\n")
     assert "line 3: node id 'x2' is not a non-negative integer" in err(tmp_path / "t.txt")
     (tmp_path / "c.txt").write_text("0 1 5\n\n1 2\n")
-    assert "line 3 has 2 column(s), the first data line 3" in err(tmp_path / "c.txt")
+    assert "line 3 has 2 column(s), the first data line has 3" in err(tmp_path / "c.txt")
     (tmp_path / "one.txt").write_text("# x\n7\n")
     assert "line 2: each line needs two node ids" in err(tmp_path / "one.txt")
     (tmp_path / "r.txt").write_text("0 1\n\n# gap\n4 9\n")

@@ -195,7 +195,7 @@ def test_extra_columns_follow_one_documented_policy(tmp_path, caplog):
     assert sum("ignored 1 extra column(s)" in r.getMessage() for r in caplog.records) == 2
     ragged = tmp_path / "ragged.txt"
     ragged.write_text("0 1 0.5\n1 2\n")
-    with pytest.raises(ValueError, match=r"ragged\.txt: line 2 has 2 column\(s\), the first data line 3"):
+    with pytest.raises(ValueError, match=r"ragged\.txt: line 2 has 2 column\(s\), the first data line has 3"):
         load_graph(ragged)
     bad = tmp_path / "bad.txt"
     bad.write_text("0 1\n1 2.0\n")

@@ -264,3 +264,44 @@ def test_order_and_tie_summary_match_lexsort_and_unique(seed):
         slow["spans_id_ood_boundary"] = bool(first < n_id <= last)
         slow["spans_ood_boundary"] = bool(first < n_id + n_ov <= last)
         assert fast == slow
+
+
+def test_a_callable_strategy_may_take_the_rng_as_registered_strategies_do():
+    """``register_strategy`` takes ``f(graph, rng)``; ``structural_split(graph, f)`` took
+    ``f(graph)`` only and failed with a bare TypeError on the registered form."""
+    ei = np.array([[0, 1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 8, 9]])
+    seen = []
+
+    def with_rng(graph, rng):
+        seen.append(rng)
+        return rng.random(graph.num_nodes)
+
+    a = structural_split(ei, with_rng, seed=3)
+    b = structural_split(ei, lambda g: np.arange(g.num_nodes, dtype=float), seed=3)
+    assert isinstance(seen[0], np.random.Generator) and a.num_nodes == b.num_nodes == 10
+    c = structural_split(ei, with_rng, seed=3)  # the split's generator: same seed, same split
+    assert all(np.array_equal(a.masks[k], c.masks[k]) for k in STRUCTURAL_PARTS)
+    d = structural_split(ei, lambda g, scale=2.0: scale * np.arange(g.num_nodes), seed=3)
+    assert np.array_equal(d.sigma, -2.0 * np.arange(10))  # an optional 2nd argument is not the rng
+
+
+def test_split_statistics_checks_labels_and_leaves_unlabelled_nodes_out():
+    from gs_splits.diagnostics import split_statistics
+
+    ei = np.array([[0, 1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 8, 9]])
+    s = structural_split(ei, "popularity", seed=0)
+    with pytest.raises(ValueError, match="non-integer"):
+        split_statistics(s, None, np.linspace(0, 1, 10))
+    with pytest.raises(ValueError, match=r"argmax\(1\)"):
+        split_statistics(s, None, np.eye(10))
+    y = np.array([0, 1, -1, 0, 1, 0, -1, 1, 0, 1])
+    st = split_statistics(s, None, y)
+    assert st.unlabelled == 2
+    for part, mask in s.masks.items():
+        lab = mask & (y >= 0)
+        if lab.any():
+            assert st.class_balance[part][0] == pytest.approx(np.mean(y[lab] == 0))
+            assert sum(st.class_balance[part].values()) == pytest.approx(1.0)
+    assert type(st).from_dict(st.to_dict()).unlabelled == 2
+    # float labels with integral values (a .npy of 0.0 / 1.0) are class ids
+    assert split_statistics(s, None, y.astype(float)).class_balance == st.class_balance

@@ -25,8 +25,8 @@ _LAZY: dict[str, str] = {
                     "properties"),
     **dict.fromkeys(("ScientificSplitConfig", "ordered_domain_split", "par_label_indices",
                      "scientific_split"), "scientific"),
-    **dict.fromkeys(("Split", "StructuralSplitConfig", "property_domains", "split_sizes",
-                     "structural_split"), "split"),
+    **dict.fromkeys(("Split", "StructuralSplitConfig", "TiedPropertyError", "property_domains",
+                     "split_sizes", "structural_split"), "split"),
     **dict.fromkeys(("STRATEGIES", "SplitStrategy", "available_strategies", "get_strategy",
                      "register_strategy", "unregister_strategy"), "strategies"),
     **dict.fromkeys(("DOMAIN_SCOPES", "INFO_LEVELS", "PAPER_SIZES", "PAPER_STRATEGIES",
@@ -44,7 +44,8 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    # the public names only: not the helpers this module imports (Any, importlib, ...)
+    return sorted({*__all__, *(n for n in globals() if n.startswith("__"))})
 
 
 # The names for type checkers and IDEs. A module whose whole ``__all__`` the package gives is
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
     from gs_splits.split import (
         Split,
         StructuralSplitConfig,
+        TiedPropertyError,
         property_domains,
         split_sizes,
         structural_split,

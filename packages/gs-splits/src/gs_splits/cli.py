@@ -126,12 +126,14 @@ def _memory(text: str) -> int:
 def _sizes(text: str) -> tuple[float, ...] | str:
     if ":" in text:
         return text
+    accepted = "5 comma-separated fractions like 0.3,0.1,0.1,0.1,0.4 or a preset 50:50 / 70:30 / 90:10"
     try:
         vals = tuple(float(x) for x in text.replace(" ", "").split(","))
-    except ValueError as exc:
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {accepted}, got {text!r}") from None
+    if len(vals) != 5 or not all(0 <= v <= 1 for v in vals) or abs(sum(vals) - 1) > 1e-6:
         raise argparse.ArgumentTypeError(
-            f"--sizes: expected 5 comma-separated fractions like 0.3,0.1,0.1,0.1,0.4 or a preset 50:50 / 70:30 / 90:10, got {text!r}"
-        ) from exc
+            f"expected {accepted}, each in [0, 1] and summing to 1, got {text!r}")
     return vals
 
 
@@ -152,6 +154,7 @@ def _checked(convert, ok, kind: str, accepted: str):
 
 _positive_int = _checked(int, lambda v: v >= 1, "an integer", ">= 1")
 _fraction = _checked(float, lambda v: 0 < v <= 1, "a fraction", "in (0, 1]")
+_seed = _checked(int, lambda v: v >= 0, "an integer", ">= 0")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -170,22 +173,28 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"gs-splits {__version__}")
     ap.add_argument("-v", "--verbose", action="store_true", help="log progress and graph normalisation details")
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    # -v is accepted after the subcommand too ('gs-splits make ... -v'); SUPPRESS keeps a -v
+    # given before it
+    verbose = argparse.ArgumentParser(add_help=False)
+    verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                         help="log progress and graph normalisation details")
 
     from gs_splits.strategies import STRATEGIES  # read when the parser is built: yours too
 
     listing = "\n".join(f"  {s.name:<12} {s.description}".rstrip() for s in STRATEGIES.values())
-    mk = sub.add_parser("make", help="create a split file from a graph",
+    mk = sub.add_parser("make", help="create a split file from a graph", parents=[verbose],
                         description=_MAKE_HELP.format(strategies=listing),
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     mk.add_argument("graph", type=Path, help="graph file (.mat, .npz, .npy, raw binary or text edge list) or an on-disk CSR folder")
-    mk.add_argument("--strategy", "-s", default="popularity", choices=list(STRATEGIES),
-                    help="node property that defines the shift (default: popularity)")
-    mk.add_argument("--property-file", type=Path, default=None,
-                    help="use your own property instead: a .npy file with one value per node (largest = ID)")
+    prop = mk.add_mutually_exclusive_group()
+    prop.add_argument("--strategy", "-s", default=None, choices=list(STRATEGIES),
+                      help="node property that defines the shift (default: popularity)")
+    prop.add_argument("--property-file", type=Path, default=None,
+                      help="use your own property instead of --strategy: a .npy file with one value per node (largest = ID)")
     mk.add_argument("--sizes", type=_sizes, default=(0.3, 0.1, 0.1, 0.1, 0.4),
                     help="fractions in_train,in_valid,in_test,out_valid,out_test summing to 1, or a paper preset "
                          "50:50 (default 0.3,0.1,0.1,0.1,0.4), 70:30, 90:10")
-    mk.add_argument("--seed", type=int, default=0, help="random seed (ties, ID shuffle; default 0)")
+    mk.add_argument("--seed", type=_seed, default=0, help="random seed (ties, ID shuffle; default 0, >= 0)")
     mk.add_argument("--num-nodes", type=_positive_int, default=None, help="number of nodes if the highest ids have no edges (>= 1)")
     mk.add_argument("--domains", type=_positive_int, default=10, help="number of property domains stored per node (appendix F, default 10, >= 1)")
     mk.add_argument("--domain-scope", choices=["in_train", "all"], default="in_train",
@@ -204,7 +213,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="folder for the on-disk CSR of an edge file on the out-of-core path (default: GRAPH.csr beside it, else OUT.csr)")
     mk.add_argument("--out", "-o", type=str, required=True, help="output path stem: writes OUT.npz and OUT.json; a folder when it ends in '/' (writes OUT/<graph>-<strategy>.npz and .json)")
 
-    rp = sub.add_parser("report", help="Markdown summary and figures of a split", description=_REPORT_HELP,
+    rp = sub.add_parser("report", help="Markdown summary and figures of a split", description=_REPORT_HELP, parents=[verbose],
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     rp.add_argument("split", type=Path, help="split file written by 'gs-splits make' (.npz)")
     rp.add_argument("--graph", "-g", type=Path, required=True, help="the graph file (or on-disk CSR folder) the split was made from")
@@ -214,12 +223,12 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--allow-other-graph", action="store_true",
                     help="report even if the graph is not the one the split was made from (fingerprint differs)")
     rp.add_argument("--no-tsne", action="store_true", help="skip the t-SNE feature-space picture (slowest figure)")
-    rp.add_argument("--tsne-max-nodes", type=int, default=5000, help="t-SNE on a random sample of at most this many nodes (default 5000)")
-    rp.add_argument("--distance-sources", type=int, default=64, help="BFS sources sampled per group for graph distances (default 64)")
-    rp.add_argument("--seed", type=int, default=0, help="seed of the sampled BFS sources, t-SNE sample and figure layouts (default 0)")
+    rp.add_argument("--tsne-max-nodes", type=_positive_int, default=5000, help="t-SNE on a random sample of at most this many nodes (default 5000, >= 1)")
+    rp.add_argument("--distance-sources", type=_positive_int, default=64, help="BFS sources sampled per group for graph distances (default 64, >= 1)")
+    rp.add_argument("--seed", type=_seed, default=0, help="seed of the sampled BFS sources, t-SNE sample and figure layouts (default 0, >= 0)")
     rp.add_argument("--max-nodes", type=_positive_int, default=None,
                     help="statistics on a seeded sample of this many nodes above it (default 10000000; the report states the sample size)")
-    cv = sub.add_parser("convert", help="edge file -> on-disk CSR folder (graphs larger than memory)",
+    cv = sub.add_parser("convert", help="edge file -> on-disk CSR folder (graphs larger than memory)", parents=[verbose],
                         description=_CONVERT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     cv.add_argument("edges", type=Path, help="edge file (.npy, .npz, raw binary with sidecar or --dtype, or text)")
     cv.add_argument("out_dir", type=Path, help="folder to write (indptr.npy, indices.npy, meta.json); resumes a partial one")
@@ -267,9 +276,9 @@ def _make(args: argparse.Namespace) -> int:
         gf = load_graph(args.graph, relabel=args.relabel, num_nodes=args.num_nodes)
         graph, node_ids = gf.graph, gf.node_ids
         num_nodes = args.num_nodes if args.num_nodes is not None else gf.num_nodes
-    strategy = args.strategy
+    strategy = args.strategy or "popularity"
     if args.property_file is not None:
-        strategy = _load_npy(args.property_file, "property file")
+        strategy = _property(args.property_file)
     t = time.perf_counter()
     try:
         split = structural_split(graph, strategy, sizes=args.sizes, seed=args.seed,
@@ -279,7 +288,10 @@ def _make(args: argparse.Namespace) -> int:
                                  tie_fraction=args.tie_fraction or TIE_WARNING_FRACTION,
                                  memory=args.memory, path=which)
     except (ValueError, TypeError) as exc:  # name the input file the problem came from
-        raise ValueError(f"{args.graph}: {exc}") from None
+        src = args.graph
+        if args.property_file is not None and str(exc).startswith("property"):
+            src = args.property_file  # structural_split's check of the values against the graph
+        raise ValueError(f"{src}: {exc}") from None
     split.metadata["graph_file"] = str(args.graph)
     if args.property_file is not None:
         split.metadata["property_file"] = str(args.property_file)
@@ -296,7 +308,9 @@ def _make(args: argparse.Namespace) -> int:
     print(f"graph: {split.metadata['num_nodes']} nodes, {gn['num_edges']} undirected edges "
           f"(removed {gn['self_loops']} self-loops, {gn['duplicate_edges']} duplicates; symmetrised "
           f"{gn['one_directional_pairs']} one-directional edges; {gn['isolated_nodes']} isolated nodes kept)")
-    print(f"split ({split.metadata['strategy']}, seed {args.seed}) in {time.perf_counter() - t:.2f} s: "
+    how = (f"property of {args.property_file}" if args.property_file is not None
+           else split.metadata["strategy"])
+    print(f"split ({how}, seed {args.seed}) in {time.perf_counter() - t:.2f} s: "
           + ", ".join(f"{k} {v}" for k, v in split.sizes().items()))
     print(f"wrote {path} and {path.with_suffix('.json')}" + (f" and {ids_path}" if ids_path else ""))
     return 0
@@ -376,7 +390,7 @@ def _out_stem(args: argparse.Namespace) -> Path:
     if not text.endswith(("/", os.sep)):
         return Path(text)
     name = (f"{args.graph.stem}-property-{args.property_file.stem}" if args.property_file is not None
-            else f"{args.graph.stem}-{args.strategy}")
+            else f"{args.graph.stem}-{args.strategy or 'popularity'}")
     return Path(text) / name
 
 
@@ -385,11 +399,41 @@ def _load_npy(path: Path, what: str):
 
     if not path.is_file():
         raise FileNotFoundError(f"{what} not found: {path}")
+    with open(path, "rb") as f:
+        magic = f.read(6)
+    if magic != b"\x93NUMPY":
+        raise ValueError(f"{path}: not a .npy file (the {what} must be an array written by numpy.save)")
     try:
         return np.load(path, allow_pickle=False)
     except Exception as exc:  # noqa: BLE001 - any reader failure names the file
         raise ValueError(f"{path}: cannot read this {what} as a .npy array (truncated or damaged: "
                          f"{type(exc).__name__}: {exc})") from None
+
+
+def _property(path: Path):
+    """The ``--property-file`` array, checked here so that an error names the property file,
+    not the graph: 1-D, numeric, finite (its length against the graph: ``structural_split``)."""
+    import numpy as np
+
+    prop = _load_npy(path, "property file")
+    if prop.ndim != 1 or not (np.issubdtype(prop.dtype, np.number) or prop.dtype == bool):
+        raise ValueError(f"{path}: the property file must hold a 1-D numeric array (one value per "
+                         f"node), got shape {prop.shape} of {prop.dtype}")
+    if np.issubdtype(prop.dtype, np.floating) and not np.isfinite(prop).all():
+        raise ValueError(f"{path}: the property file holds {int((~np.isfinite(prop)).sum())} NaN or "
+                         "infinite value(s); every node needs a finite value")
+    return prop
+
+
+def _labels(path: Path, num_nodes: int):
+    """The ``--labels`` file, checked here so that an error names it."""
+    from gs_splits.diagnostics import check_labels
+
+    try:
+        return check_labels(_load_npy(path, "labels file"), num_nodes)
+    except ValueError as exc:
+        msg = str(exc)
+        raise ValueError(msg if msg.startswith(f"{path}:") else f"{path}: {msg}") from None
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -408,12 +452,12 @@ def _report(args: argparse.Namespace) -> int:
 
         od = open_ondisk(args.graph)
         gf = None
-        labels = _load_npy(args.labels, "labels file") if args.labels else None
+        labels = _labels(args.labels, split.num_nodes) if args.labels else None
         g = as_csr_graph(od, split.num_nodes)
         fingerprint = od.checksum
     else:
         gf = load_graph(args.graph, relabel=relabel, num_nodes=None if relabel else split.num_nodes)
-        labels = _load_npy(args.labels, "labels file") if args.labels else gf.labels
+        labels = _labels(args.labels, split.num_nodes) if args.labels else gf.labels
         g = as_csr_graph(gf.graph, split.num_nodes)
         fingerprint = g.fingerprint()
     fp = split.metadata.get("graph_fingerprint")

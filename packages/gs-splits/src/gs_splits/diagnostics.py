@@ -38,7 +38,9 @@ class SplitStatistics:
     Attributes
     ----------
     sizes : {part: count}
-    class_balance : {part: {class: fraction}} (empty without labels)
+    class_balance : {part: {class: fraction}} (empty without labels): the fractions are over
+        the part's labelled nodes; a negative label (PyG's -1) marks a node unlabelled
+    unlabelled : int, nodes with a negative label, left out of the class balance
     degree : {part: {"mean", "q0", "q25", "q50", "q75", "q100", "isolated"}}
     degree_hist : {part: counts of degree 0..max_degree_shown (last bin = larger)}
     sigma : {part: {"mean", "q0", ..., "q100"}} (empty without sigma)
@@ -67,6 +69,7 @@ class SplitStatistics:
     distance_sources: int = 0
     property_hist: dict[str, Any] = field(default_factory=dict)
     sample_size: int = 0
+    unlabelled: int = 0
 
     def to_dict(self, groups: Sequence[str] | None = None) -> dict[str, Any]:
         """A JSON-serialisable copy (class ids become strings, as JSON object keys must).
@@ -88,6 +91,7 @@ class SplitStatistics:
             "distance_sources": int(self.distance_sources),
             "property_hist": dict(self.property_hist),
             "sample_size": int(self.sample_size),
+            "unlabelled": int(self.unlabelled),
         }
 
     @classmethod
@@ -230,14 +234,13 @@ def split_statistics(
         groups = {k: v[nodes] for k, v in full.items()}
         stats.sample_size = int(max_nodes)
     if labels is not None:
-        if type(labels).__module__.split(".")[0] == "torch" and hasattr(labels, "detach"):
-            labels = labels.detach().cpu().numpy()
-        y = np.asarray(labels).ravel()
-        if y.size != split.num_nodes:
-            raise ValueError(f"labels must have one entry per node ({split.num_nodes}), got {y.size}")
+        y = check_labels(labels, split.num_nodes)
         y = y if nodes is None else y[nodes]
-        classes = np.unique(y)
+        labelled = y >= 0
+        stats.unlabelled = int(np.count_nonzero(~labelled))
+        classes = np.unique(y[labelled])
         for k, m in groups.items():
+            m = m & labelled
             tot = max(int(m.sum()), 1)
             stats.class_balance[k] = {_py(c): float(np.count_nonzero(y[m] == c)) / tot for c in classes}
     if split.sigma is not None:
@@ -259,6 +262,28 @@ def split_statistics(
                     g, np.flatnonzero(full[k]), num_sources=num_sources, seed=seed
                 )
     return stats
+
+
+def check_labels(labels: Any, num_nodes: int) -> np.ndarray:
+    """``labels`` as a 1-D int64 array of class ids, one per node (a negative id marks an
+    unlabelled node); a one-line :class:`ValueError` names what is wrong otherwise."""
+    if type(labels).__module__.split(".")[0] == "torch" and hasattr(labels, "detach"):
+        labels = labels.detach().cpu().numpy()
+    y = np.asarray(labels)
+    if y.ndim == 2 and y.shape[0] == num_nodes and y.shape[1] > 1:
+        raise ValueError(f"labels must be class ids, one per node, got shape {y.shape} (one-hot "
+                         "or scores? pass labels.argmax(1))")
+    y = y.ravel()
+    if y.size != num_nodes:
+        raise ValueError(f"labels must have one entry per node ({num_nodes}), got {y.size}")
+    if y.dtype == bool or not np.issubdtype(y.dtype, np.number):
+        raise ValueError(f"labels must be integer class ids, got {y.dtype}")
+    if not np.issubdtype(y.dtype, np.integer):
+        bad = y[~(np.isfinite(y) & (y == np.round(y)))]
+        if bad.size:
+            raise ValueError(f"labels must be integer class ids, got {bad.size} non-integer "
+                             f"value(s), e.g. {bad[0]!r}")
+    return y.astype(np.int64)
 
 
 def _py(v: Any) -> Any:
@@ -322,7 +347,9 @@ def summarize_split(
             lines.append(f"| {k} | " + " | ".join(_fmt(q[c]) for c in ("mean", "q0", "q25", "q50", "q75", "q100")) + f" | {q['isolated']} |")
     if st.class_balance:
         classes = list(next(iter(st.class_balance.values())))
-        lines += ["", "## Class balance (fraction of each class in the part)", "",
+        note = (f"; {st.unlabelled} node(s) with a negative label (unlabelled) left out"
+                if st.unlabelled else "")
+        lines += ["", f"## Class balance (fraction of each class in the part{note})", "",
                   "| part | " + " | ".join(str(c) for c in classes) + " |", "|---|" + "---:|" * len(classes)]
         for k, cb in st.class_balance.items():
             lines.append(f"| {k} | " + " | ".join(f"{cb[c]:.3f}" for c in classes) + " |")

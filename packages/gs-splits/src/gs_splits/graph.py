@@ -228,7 +228,10 @@ def as_csr_graph(graph: Any, num_nodes: int | None = None) -> CSRGraph:
     edges, num_nodes = _edges_of(graph, num_nodes)
     if edges.ndim != 2 or edges.shape[0] != 2:
         if edges.ndim == 2 and edges.shape[1] == 2 and edges.shape[0] != 2:
-            hint = f" (got ({edges.shape[0]}, 2): pass edges.T)"
+            hint = f" (got ({edges.shape[0]}, 2): pass np.asarray(edges).T)"
+        elif edges.ndim == 2 and edges.shape[0] == edges.shape[1]:
+            hint = (f" (got {edges.shape}: a dense adjacency matrix? pass "
+                    "scipy.sparse.csr_matrix(adjacency))")
         else:
             hint = f" (got shape {edges.shape})"
         raise ValueError(f"graph: an edge index must have shape (2, E){hint}")

@@ -121,7 +121,7 @@ def read_edge_list(p: Path) -> np.ndarray:
         cols = split(body)
         if len(cols) != ncols:
             raise ValueError(
-                f"{p}: line {lineno} has {len(cols)} column(s), the first data line {ncols}; "
+                f"{p}: line {lineno} has {len(cols)} column(s), the first data line has {ncols}; "
                 "every line needs the same columns (u v [extra ...])"
             )
         first.append(cols[0])

@@ -531,7 +531,7 @@ class _TextSource:
                 if err == 1:
                     raise ValueError(f"{self.path}: line {line}: each line needs two node ids 'u v', got {text!r}")
                 if err == 2:
-                    raise ValueError(f"{self.path}: line {line} has {nf} column(s), the first data line {ncols}; "
+                    raise ValueError(f"{self.path}: line {line} has {nf} column(s), the first data line has {ncols}; "
                                      "every line needs the same columns (u v [extra ...])")
                 raise ValueError(f"{self.path}: line {line}: node id {text!r} is not a non-negative integer")
             lines += nlines

@@ -170,6 +170,9 @@ class Split:
         """Read a split written by :meth:`save` (give the ``.npz`` path or the stem)."""
         npz, js = _paths(path)
         if not npz.exists():
+            if Path(path).is_file():  # e.g. the graph file given where the split belongs
+                raise ValueError(f"{path}: not a split file (give the .npz that Split.save / "
+                                 "'gs-splits make' wrote)")
             raise FileNotFoundError(f"split file not found: {npz}")
         try:
             meta = json.loads(js.read_text(encoding="utf-8")) if js.exists() else {}
@@ -451,6 +454,26 @@ class StructuralSplitConfig:
     domain_scope: str = "in_train"
 
 
+def _requires_two(f: Any) -> bool:
+    """Whether ``f`` must be called with two positional arguments (``f(graph, rng)``, the
+    form :func:`gs_splits.register_strategy` takes) rather than one (``f(graph)``)."""
+    import inspect
+
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):  # a builtin without a signature: the documented f(graph)
+        return False
+    try:
+        sig.bind(None)
+    except TypeError:
+        try:
+            sig.bind(None, None)
+        except TypeError:
+            return False
+        return True
+    return False
+
+
 def structural_split(
     graph: Any,
     strategy: str | np.ndarray | Callable[[CSRGraph], Any] = "popularity",
@@ -479,7 +502,9 @@ def structural_split(
         ``"degree"``, ``"kcore"``, ``"eigenvector"``, ``"betweenness"``, and whatever
         :func:`gs_splits.register_strategy` added), called as ``f(graph, rng)`` with this
         split's generator; or the property itself as an array; or a callable
-        ``f(CSRGraph) -> array``. Nodes with the *largest* property are ID
+        ``f(CSRGraph) -> array``, or ``f(CSRGraph, rng)`` like a registered strategy's
+        (called with the generator when it requires two arguments). Nodes with the *largest*
+        property are ID
         (``sigma = -property``).
     sizes : 5 fractions or a key of :data:`PAPER_SIZES`
         ``in_train, in_valid, in_test, out_valid, out_test``; must sum to 1.
@@ -642,7 +667,7 @@ def _structural_split(g: _GraphView, strategy: Any, s: np.ndarray, seed: Any, se
         prop = g.strategy_property(strategy, rng)
     elif callable(strategy):
         name = getattr(strategy, "__name__", "callable")
-        prop = strategy(g.csr())
+        prop = strategy(g.csr(), rng) if _requires_two(strategy) else strategy(g.csr())
     else:
         name = "array"
         prop = strategy
