@@ -252,3 +252,62 @@ def test_pooled_bins_equal_binning_everything_at_once_and_plot_any_number_of_bin
         gm.pool_reliability_bins([runs[0], gm.reliability_bins(p, y, n_bins=15)])
     with pytest.raises(ValueError, match="at least one"):
         gm.pool_reliability_bins([])
+
+
+def test_labels_outside_the_mask_are_not_range_checked():
+    """PyG marks unlabelled nodes -1: where a function takes a mask, only the labels of the
+    masked nodes must be classes, and the results equal those with valid labels there."""
+    rng = np.random.default_rng(11)
+    n, c = 60, 4
+    p, y = _probs(rng, n, c), rng.integers(0, c, n)
+    mask = rng.random(n) < 0.6
+    unlabelled = np.where(mask, y, -1)
+    unlabelled[np.flatnonzero(~mask)[:2]] = [-9, c + 3]  # any integer outside [0, C) too
+    ei = rng.integers(0, n, (2, 300))
+    em = p[ei[0]][:, :, None] * p[ei[1]][:, None, :]
+    for m in (mask, np.flatnonzero(mask)):  # boolean mask or index array
+        for fn in (gm.expected_calibration_error, gm.maximum_calibration_error,
+                   gm.l2_calibration_error, gm.negative_log_likelihood, gm.brier_score,
+                   gm.accuracy_from_probs, gm.accuracy):
+            assert fn(p, unlabelled, m) == fn(p, y, m), fn.__name__
+        assert gm.reliability_bins(p, unlabelled, m).counts.sum() == np.count_nonzero(mask)
+        for kwargs in ({}, {"edge_marginals": em}):
+            np.testing.assert_equal(
+                gm.edgewise_metrics(p, unlabelled, ei, m, **kwargs).as_dict(),
+                gm.edgewise_metrics(p, y, ei, m, **kwargs).as_dict(),
+            )
+        accs = [gm.CalibrationAccumulator(), gm.CalibrationAccumulator()]
+        accs[0].update(p, unlabelled, m)
+        accs[1].update(p, y, m)
+        assert accs[0].compute() == accs[1].compute()
+        edge_accs = [gm.EdgewiseCalibration(), gm.EdgewiseCalibration()]
+        edge_accs[0].update(p, unlabelled, ei, m)
+        edge_accs[1].update(p, y, ei, m)
+        np.testing.assert_equal(edge_accs[0].compute().as_dict(), edge_accs[1].compute().as_dict())
+    # a masked label out of range is still an error, and the message says where it looked
+    bad = y.copy()
+    bad[np.flatnonzero(mask)[0]] = c
+    in_mask = rf"labels must lie in \[0, {c}\) .*on the nodes in mask"
+    for call in (lambda: gm.expected_calibration_error(p, bad, mask),
+                 lambda: gm.negative_log_likelihood(p, bad, mask),
+                 lambda: gm.edgewise_metrics(p, bad, ei, mask),
+                 lambda: gm.accuracy(p, bad, mask)):
+        with pytest.raises(ValueError, match=in_mask):
+            call()
+    # without a mask every label is evaluated: -1 is an error that does not mention a mask
+    with pytest.raises(ValueError, match=r"labels must lie in \[0, 4\) \(the number of probability columns\); got"):
+        gm.expected_calibration_error(p, unlabelled)
+
+
+def test_transposed_probabilities_get_a_hint():
+    rng = np.random.default_rng(12)
+    p = _probs(rng, 7, 3)
+    hint = r"row \d+ sums to .* \(probabilities of shape \(C, N\)\? pass probs\.T\)$"
+    for call in (lambda q: gm.expected_calibration_error(q, [0, 1, 2]),
+                 lambda q: gm.edgewise_metrics(q, [0, 1, 2], [[0], [1]]),
+                 gm.entropy, gm.max_prob_uncertainty, gm.conf_score):
+        with pytest.raises(ValueError, match=hint):
+            call(p.T)
+    # rows and columns off: no transpose hint, the softmax advice
+    with pytest.raises(ValueError, match=r"apply softmax to logits\)$"):
+        gm.entropy(p.T / 2)

@@ -156,3 +156,93 @@ def test_psi1_minus_log_near_the_series_switch_is_continuous():
     with mpmath.workdps(40):
         ref = [float(mpmath.digamma(mpmath.mpf(x) + 1) - mpmath.log(mpmath.mpf(x))) for x in xs.tolist()]
     assert got == pytest.approx(ref, rel=1e-12)
+
+
+NOT_PROBS = [np.array([[2.0, -1.0]]), np.array([[0.9, 0.9]])]  # logits; a row summing to 1.8
+PROB_FUNCTIONS = {
+    "entropy": gm.entropy,
+    "max_prob_uncertainty": gm.max_prob_uncertainty,
+    "ensemble_uncertainty": lambda p: gm.ensemble_uncertainty(p[None]),
+    "conf_score": gm.conf_score,
+    "entropy_score": gm.entropy_score,
+    "atc_score": lambda p: gm.atc_score(p, 0.5),
+    "threshold_score": gm.threshold_score,
+}
+
+
+@pytest.mark.parametrize("bad", NOT_PROBS, ids=["logits", "row-sum-1.8"])
+@pytest.mark.parametrize("name", sorted(PROB_FUNCTIONS))
+def test_every_uncertainty_of_probabilities_rejects_non_probabilities(name, bad):
+    """The trial's finding: entropy returned -1.386 for logits and 0.19 for [[0.9, 0.9]]."""
+    with pytest.raises(ValueError, match=r"probs.*(must lie in \[0, 1\]|must sum to 1)"):
+        PROB_FUNCTIONS[name](bad)
+
+
+def test_logits_passed_to_ood_detection_through_entropy_raise():
+    rng = np.random.default_rng(5)
+    logits = rng.normal(size=(20, 4)) * 3
+    with pytest.raises(ValueError, match="probs must lie in"):
+        gm.ood_detection_metrics(gm.entropy(logits), rng.random(20) < 0.5)
+
+
+def test_entropy_of_valid_probabilities_along_any_axis():
+    from scipy.stats import entropy as sp_entropy
+
+    rng = np.random.default_rng(6)
+    p = rng.dirichlet(np.ones(4), size=(3, 5))  # (S, n, C)
+    assert np.allclose(gm.entropy(p), sp_entropy(p, axis=-1))
+    q = np.moveaxis(p, -1, 1)  # classes on axis 1
+    assert np.allclose(gm.entropy(q, axis=1), sp_entropy(q, axis=1))
+    assert gm.entropy(p[0, 0]) == pytest.approx(sp_entropy(p[0, 0]))  # one distribution
+    with pytest.raises(ValueError, match="must sum to 1"):
+        gm.entropy(q)  # the classes are not on the last axis
+    with pytest.raises(ValueError, match="axis"):
+        gm.entropy(p, axis=3)
+    off = np.array([[0.2, 0.8 + 5e-5]])
+    assert gm.entropy(off) == pytest.approx(sp_entropy(off[0]), rel=1e-3)  # default atol 1e-4
+    with pytest.raises(ValueError, match="sum to 1"):
+        gm.entropy(off, atol=1e-6)
+
+
+@pytest.mark.parametrize("target", [[0, 0, 0, 0], [1, 1, 1, 1], []], ids=["neg", "pos", "empty"])
+def test_one_class_target_warns_once(target):
+    """ood_detection_metrics (and the accumulators) warned once per metric: three times."""
+    import warnings
+
+    s = np.linspace(0.0, 1.0, len(target))
+    runs = {
+        "ood_detection_metrics": lambda: gm.ood_detection_metrics(s, target),
+        "OODDetection": lambda: _accumulated(gm.OODDetection(), s, target),
+        "MisclassificationDetection": lambda: _accumulated(
+            gm.MisclassificationDetection(), s, target
+        ),
+    }
+    for name, run in runs.items():
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            res = run()
+        values = res.values() if isinstance(res, dict) else vars(res).values()
+        assert all(np.isnan(v) for v in values), name
+        assert [w.category for w in rec] == [gm.EmptyEvaluationWarning], name
+        if target:  # the warning points at the caller and names the argument
+            assert rec[0].filename == __file__, name
+            assert "one class" in str(rec[0].message), name
+    if target:
+        with pytest.warns(gm.EmptyEvaluationWarning, match="is_ood holds only one class"):
+            gm.ood_detection_metrics(s, target)
+
+
+def _accumulated(acc, s, target):
+    acc.update(s, target)
+    return acc.compute()
+
+
+def test_ood_detection_metrics_equal_the_single_metrics():
+    rng = np.random.default_rng(7)
+    s, t = rng.random(200), rng.random(200) < 0.3
+    res = gm.ood_detection_metrics(s, t)
+    assert (res.auroc, res.aupr, res.fpr95) == (gm.auroc(s, t), gm.aupr(s, t), gm.fpr_at_tpr(s, t))
+    acc = _accumulated(gm.OODDetection(), s, t)
+    assert acc == res
+    mis = _accumulated(gm.MisclassificationDetection(), s, t)
+    assert mis == {"auroc": gm.auroc(s, t), "prr": gm.prediction_rejection_ratio(s, t)}

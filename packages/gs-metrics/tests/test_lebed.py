@@ -99,3 +99,45 @@ def test_structure_score_without_pairs_is_nan_and_never_stops():
         g = structure_score(np.eye(3), empty, empty)
     assert np.isnan(g)
     assert not should_stop(10, g, g, 1.0, min_steps=0)
+
+
+def test_parameter_distance_takes_named_parameter_pairs():
+    """What the docstring promised: (name, array) pairs as ``named_parameters()`` yields them
+    (a generator, read once) as well as mappings; the result does not depend on the form."""
+    a = {"w": np.array([[1.0, 2.0]]), "b": np.array([3.0])}
+    b = {"w": np.array([[4.0, 6.0]]), "b": np.array([15.0])}
+    ref = parameter_distance(a, b)
+    assert parameter_distance((kv for kv in a.items()), list(b.items())) == ref
+    assert parameter_distance(list(a.items()), (kv for kv in b.items())) == ref
+    with pytest.raises(ValueError, match="same parameters"):
+        parameter_distance(iter(a.items()), [("w", b["w"])])
+    with pytest.raises(ValueError, match="theta names a parameter more than once"):
+        parameter_distance(a, [("w", b["w"]), ("b", b["b"]), ("w", b["w"])])
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [np.zeros(2), [np.zeros(2), np.ones(2)], 3.0, "w", [("w",)], [(0, np.zeros(2))]],
+    ids=["array", "list-of-arrays", "float", "str", "1-tuples", "int-names"],
+)
+def test_parameter_distance_rejects_anything_but_named_arrays(bad):
+    accepted = r"must be a mapping of name -> array \(e\.g\. dict\(model\.named_parameters\(\)\)"
+    with pytest.raises(TypeError, match="^theta_star " + accepted):
+        parameter_distance(bad, {"w": np.zeros(2)})
+    with pytest.raises(TypeError, match="^theta " + accepted):
+        parameter_distance({"w": np.zeros(2)}, bad)
+
+
+def test_parameter_distance_of_torch_named_parameters():
+    """Tensors that require grad (as named_parameters() gives them) are detached by duck typing."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    m1, m2 = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    ref = np.sqrt(sum(
+        float(np.sum((p.detach().numpy().astype(np.float64) - q.detach().numpy()) ** 2))
+        for p, q in zip(m1.parameters(), m2.parameters(), strict=True)
+    ))
+    assert parameter_distance(m1.named_parameters(), m2.named_parameters()) == pytest.approx(ref)
+    assert parameter_distance(dict(m1.named_parameters()), m2.state_dict()) == pytest.approx(ref)
+    with pytest.raises(TypeError, match="got Tensor"):
+        parameter_distance(torch.zeros(2), torch.ones(2))

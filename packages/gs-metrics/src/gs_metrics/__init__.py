@@ -1,9 +1,10 @@
 """gs_metrics: calibration, detection, task metrics, trivial baselines and label-free evaluation
 for graph models.
 
-Everything here is torch-free (numpy/scipy); torch tensors are accepted by duck typing. The
-LeBed estimator lives in :mod:`gs_metrics.lebed` (needs the ``lebed`` extra, i.e. torch) and
-the reliability-diagram figure in :mod:`gs_metrics.reliability` (``plot`` extra, matplotlib).
+Everything here is torch-free (numpy/scipy/scikit-learn); torch tensors are accepted by duck
+typing. LeBed's score functions live in :mod:`gs_metrics.lebed` (torch-free too; the
+re-training that trains a model is ``gs_algos.lebed``) and the reliability-diagram figure in
+:mod:`gs_metrics.reliability` (``plot`` extra, matplotlib).
 """
 
 from gs_metrics import (

@@ -77,17 +77,35 @@ def check_probs(probs: Any, name: str = "probs", atol: float = PROB_ATOL) -> np.
         dev = np.abs(p.sum(axis=1, dtype=np.float64) - 1.0)
         worst = int(np.argmax(dev))
         if dev[worst] > atol:
+            # the classes along the rows instead: every column sums to 1
+            transposed = p.shape[0] > 1 and bool(
+                np.all(np.abs(p.sum(axis=0, dtype=np.float64) - 1.0) <= atol)
+            )
+            hint = (
+                f" (probabilities of shape (C, N)? pass {name}.T)"
+                if transposed
+                else ". Pass probabilities (apply softmax to logits)"
+            )
             raise ValueError(
                 f"rows of {name} must sum to 1 (tolerance {atol}); row {worst} sums to "
-                f"{float(p[worst].sum(dtype=np.float64))!r}. Pass probabilities (apply softmax to logits)"
+                f"{float(p[worst].sum(dtype=np.float64))!r}{hint}"
             )
     return p
 
 
 def check_labels(
-    labels: Any, num_classes: int | None, n: int | None, name: str = "labels"
+    labels: Any,
+    num_classes: int | None,
+    n: int | None,
+    name: str = "labels",
+    mask: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Validate integer class labels in ``[0, num_classes)`` of length ``n``; returns int64."""
+    """Validate integer class labels in ``[0, num_classes)`` of length ``n``; returns int64.
+
+    With a boolean ``mask`` (from :func:`check_mask`) the range is checked on the masked
+    entries only, so unlabelled nodes outside it may hold anything integral (PyG marks them
+    ``-1``); the caller must not index with those labels.
+    """
     y = to_numpy(labels, name)
     if y.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of class indices, got shape {y.shape}")
@@ -105,12 +123,25 @@ def check_labels(
     elif not (np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_):
         raise TypeError(f"{name} must be integer class indices, got dtype {y.dtype}")
     y = y.astype(np.int64, copy=False)
-    if y.size and num_classes is not None and (y.min() < 0 or y.max() >= num_classes):
+    checked = y if mask is None else y[mask]
+    if checked.size and num_classes is not None and (
+        checked.min() < 0 or checked.max() >= num_classes
+    ):
+        where = "" if mask is None else " on the nodes in mask (the others are not checked)"
         raise ValueError(
-            f"{name} must lie in [0, {num_classes}) (the number of probability columns); "
-            f"got values in [{y.min()}, {y.max()}]"
+            f"{name} must lie in [0, {num_classes}) (the number of probability columns){where}; "
+            f"got values in [{checked.min()}, {checked.max()}]"
         )
     return y
+
+
+def check_labels_and_mask(
+    labels: Any, mask: Any, num_classes: int | None, n: int, name: str = "labels"
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, mask)`` validated for ``n`` nodes: the mask by :func:`check_mask`, the labels
+    by :func:`check_labels`, their range on the masked nodes only when a mask is given."""
+    m = check_mask(mask, n)
+    return check_labels(labels, num_classes, n, name, None if mask is None else m), m
 
 
 def check_binary(target: Any, n: int | None, name: str) -> np.ndarray:

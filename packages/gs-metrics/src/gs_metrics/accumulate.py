@@ -21,8 +21,7 @@ from gs_metrics._validation import (
     PROB_ATOL,
     check_binary,
     check_confidences,
-    check_labels,
-    check_mask,
+    check_labels_and_mask,
     check_probs,
     check_scores,
     to_numpy,
@@ -40,10 +39,10 @@ from gs_metrics.calibration import (
 )
 from gs_metrics.detection import (
     OODDetectionMetrics,
-    aupr,
-    auroc,
-    fpr_at_tpr,
-    prediction_rejection_ratio,
+    _auroc,
+    _binary_inputs,
+    _prediction_rejection_ratio,
+    ood_detection_metrics,
 )
 from gs_metrics.edgewise import EdgewiseMetrics, _accumulate, _EdgeSums
 
@@ -117,8 +116,7 @@ class CalibrationAccumulator(_Accumulator):
     def update(self, probs: Any, labels: Any, mask: Any = None, *, atol: float = PROB_ATOL) -> None:
         """Add a batch of predicted probabilities ``(n, C)`` and labels ``(n,)``."""
         p = check_probs(probs, "probs", atol)
-        y = check_labels(labels, p.shape[1], p.shape[0])
-        m = check_mask(mask, p.shape[0])
+        y, m = check_labels_and_mask(labels, mask, p.shape[1], p.shape[0])
         conf, corr = confidences_and_correct(p, y, m, atol)
         pm = p[m].astype(np.float64)
         pt = pm[np.arange(pm.shape[0]), y[m]]
@@ -262,8 +260,10 @@ class OODDetection(_ScoreStore):
         self._store(uncertainty, is_ood, "is_ood")
 
     def compute(self) -> OODDetectionMetrics:
-        s, t = self._all()
-        return OODDetectionMetrics(auroc=auroc(s, t), aupr=aupr(s, t), fpr95=fpr_at_tpr(s, t))
+        s, t, bad = _binary_inputs(*self._all(), "is_ood", "uncertainty")  # warns once
+        if bad is not None:
+            return OODDetectionMetrics(auroc=bad, aupr=bad, fpr95=bad)
+        return ood_detection_metrics(s, t)
 
 
 class MisclassificationDetection(_ScoreStore):
@@ -274,8 +274,10 @@ class MisclassificationDetection(_ScoreStore):
         self._store(uncertainty, is_error, "is_error")
 
     def compute(self) -> dict[str, float]:
-        s, t = self._all()
-        return {"auroc": auroc(s, t), "prr": prediction_rejection_ratio(s, t)}
+        s, t, bad = _binary_inputs(*self._all(), "is_error", "uncertainty")  # warns once
+        if bad is not None:
+            return {"auroc": bad, "prr": bad}
+        return {"auroc": _auroc(s, t), "prr": _prediction_rejection_ratio(s, t)}
 
 
 class MeanAbsoluteErrorAccumulator(_Accumulator):

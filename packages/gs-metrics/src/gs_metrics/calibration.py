@@ -24,8 +24,7 @@ import numpy as np
 from gs_metrics._validation import (
     check_binary,
     check_confidences,
-    check_labels,
-    check_mask,
+    check_labels_and_mask,
     check_probs,
     warn_empty,
 )
@@ -199,7 +198,8 @@ def confidences_and_correct(probs: Any, labels: Any, mask: Any = None, atol: flo
     probs : array-like, shape (n, C)
         Predicted class probabilities (rows sum to 1 within ``atol``).
     labels : array-like of int, shape (n,)
-        True classes in ``[0, C)``.
+        True classes in ``[0, C)`` on the nodes in ``mask``; the others are not used or checked
+        (PyG's ``-1`` for unlabelled nodes is fine there).
     mask : array-like of bool (n,) or int indices, optional
         The evaluated node set ``U``; default all nodes.
 
@@ -208,8 +208,7 @@ def confidences_and_correct(probs: Any, labels: Any, mask: Any = None, atol: flo
     (confidences, correct) : tuple of ndarray, shapes (|U|,)
     """
     p = check_probs(probs, "probs", atol)
-    y = check_labels(labels, p.shape[1], p.shape[0])
-    m = check_mask(mask, p.shape[0])
+    y, m = check_labels_and_mask(labels, mask, p.shape[1], p.shape[0])
     p, y = p[m], y[m]
     pred = np.argmax(p, axis=1) if p.size else np.zeros(0, dtype=np.int64)
     conf = p.max(axis=1).astype(np.float64) if p.size else np.zeros(0)
@@ -316,12 +315,25 @@ def expected_calibration_error(probs=None, labels=None, mask=None, **kwargs) -> 
 
 
 def maximum_calibration_error(probs=None, labels=None, mask=None, **kwargs) -> float:
-    """Maximum calibration error ``max_k |acc(B_k) - conf(B_k)|`` over non-empty bins."""
+    """Maximum calibration error ``MCE = max_k |acc(B_k) - conf(B_k)|`` over non-empty bins.
+
+    The bins ``B_k`` and ``acc`` / ``conf`` are those of eq. (1)-(2) of the edgewise-calibration
+    paper, which defines only the ECE from them (section 2; appendix B notes that other ECE
+    variants exist); the MCE is Guo et al. 2017's (the paper's reference [3]), as in
+    torchmetrics' ``norm="max"``. Arguments as in :func:`expected_calibration_error`.
+    """
     return calibration_error(probs, labels, mask, norm="max", **kwargs)
 
 
 def l2_calibration_error(probs=None, labels=None, mask=None, **kwargs) -> float:
-    """L2 calibration error ``sqrt(sum_k |B_k|/n (acc(B_k) - conf(B_k))^2)`` (torchmetrics' ``norm="l2"``)."""
+    """L2 calibration error ``sqrt(sum_k |B_k| / |U| (acc(B_k) - conf(B_k))^2)``.
+
+    The bins ``B_k`` and ``acc`` / ``conf`` are those of eq. (1)-(2) of the edgewise-calibration
+    paper, which defines only the ECE from them (section 2; appendix B notes that other ECE
+    variants exist, citing Kumar et al. 2019, its reference [10]); this is the binned l2
+    variant, as torchmetrics' ``norm="l2"``. Arguments as in
+    :func:`expected_calibration_error`.
+    """
     return calibration_error(probs, labels, mask, norm="l2", **kwargs)
 
 
@@ -330,8 +342,7 @@ def negative_log_likelihood(
 ) -> float:
     """Nodewise NLL ``-1/|U| sum_i log p_i(y_i)`` (eq. 18); probabilities are clipped below at ``eps``."""
     p = check_probs(probs)
-    y = check_labels(labels, p.shape[1], p.shape[0])
-    m = check_mask(mask, p.shape[0])
+    y, m = check_labels_and_mask(labels, mask, p.shape[1], p.shape[0])
     if not m.any():
         return warn_empty("the evaluated node set")
     pt = p[np.flatnonzero(m), y[m]].astype(np.float64)
@@ -341,8 +352,7 @@ def negative_log_likelihood(
 def brier_score(probs: Any, labels: Any, mask: Any = None) -> float:
     """Nodewise Brier score ``1/|U| sum_i sum_l (p_i(l) - 1(l = y_i))^2`` (eq. 20; summed over classes)."""
     p = check_probs(probs)
-    y = check_labels(labels, p.shape[1], p.shape[0])
-    m = check_mask(mask, p.shape[0])
+    y, m = check_labels_and_mask(labels, mask, p.shape[1], p.shape[0])
     if not m.any():
         return warn_empty("the evaluated node set")
     pm = p[m].astype(np.float64)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from gs_metrics._validation import (
+    PROB_ATOL,
     EmptyEvaluationWarning,
     check_binary,
     check_probs,
@@ -40,8 +41,10 @@ __all__ = [
 ]
 
 
-def _binary_inputs(scores: Any, target: Any, what: str):
-    s = check_scores(scores, "scores")
+def _binary_inputs(scores: Any, target: Any, what: str, score_name: str = "scores"):
+    """Validated ``(scores, target, None)``, or ``(.., .., nan)`` after one warning when the
+    target holds a single class or nothing (the metrics are then undefined)."""
+    s = check_scores(scores, score_name)
     t = check_binary(target, s.shape[0], what)
     n_pos = int(t.sum())
     if s.shape[0] == 0:
@@ -60,14 +63,20 @@ def _binary_inputs(scores: Any, target: Any, what: str):
 def auroc(scores: Any, target: Any) -> float:
     """Area under the ROC curve of ``scores`` for the positive class ``target == 1``.
 
-    Computed from midranks (Mann-Whitney U), so tied scores count one half, as in
-    ``sklearn.metrics.roc_auc_score``. NaN with a warning when only one class is present.
+    The OOD-detection metric of the structural-shifts paper (``structural-shifts.md``, section
+    4, "Prediction tasks & evaluation metrics": OOD detection as a binary classification with
+    the OOD nodes as positives, measured by AUROC); the paper gives no formula. Computed as the
+    Mann-Whitney statistic ``(sum_{i: t_i = 1} rank(s_i) - n_+ (n_+ + 1) / 2) / (n_+ n_-)``
+    with midranks, so tied scores count one half, as in ``sklearn.metrics.roc_auc_score``.
+    NaN with a warning when only one class is present.
     """
+    s, t, bad = _binary_inputs(scores, target, "target")
+    return bad if bad is not None else _auroc(s, t)
+
+
+def _auroc(s: np.ndarray, t: np.ndarray) -> float:
     from scipy.stats import rankdata
 
-    s, t, bad = _binary_inputs(scores, target, "target")
-    if bad is not None:
-        return bad
     r = rankdata(s)
     n_pos = float(t.sum())
     n_neg = float(t.size - n_pos)
@@ -88,12 +97,17 @@ def _sorted_counts(s: np.ndarray, t: np.ndarray):
 def aupr(scores: Any, target: Any) -> float:
     """Area under the precision-recall curve as average precision, ``sum_k (R_k - R_{k-1}) P_k``.
 
-    The step-wise definition of ``sklearn.metrics.average_precision_score`` (no interpolation).
-    NaN with a warning when only one class is present.
+    Not a metric of the structural-shifts paper (it reports AUROC only, ``structural-shifts.md``
+    section 4); an addition with the same convention (OOD = positive class, uncertainty =
+    score). ``P_k`` and ``R_k`` are the precision and recall at the ``k``-th distinct threshold
+    in decreasing order: the step-wise definition of ``sklearn.metrics.average_precision_score``
+    (no interpolation). NaN with a warning when only one class is present.
     """
     s, t, bad = _binary_inputs(scores, target, "target")
-    if bad is not None:
-        return bad
+    return bad if bad is not None else _aupr(s, t)
+
+
+def _aupr(s: np.ndarray, t: np.ndarray) -> float:
     tp, fp = _sorted_counts(s, t)
     precision = tp / (tp + fp)
     recall = tp / tp[-1]
@@ -104,14 +118,20 @@ def aupr(scores: Any, target: Any) -> float:
 def fpr_at_tpr(scores: Any, target: Any, tpr: float = 0.95) -> float:
     """False-positive rate at the first threshold whose true-positive rate reaches ``tpr``.
 
-    Thresholds are the distinct scores in decreasing order (as in ``sklearn.metrics.roc_curve``).
-    NaN with a warning when only one class is present.
+    Not a metric of the structural-shifts paper (it reports AUROC only, ``structural-shifts.md``
+    section 4); an addition with the same convention (OOD = positive class, uncertainty =
+    score): ``FPR = FP(t) / n_-`` at the largest threshold ``t`` with ``TP(t) / n_+ >= tpr``,
+    the scores ``>= t`` counting as positive. Thresholds are the distinct scores in decreasing
+    order (as in ``sklearn.metrics.roc_curve``). NaN with a warning when only one class is
+    present.
     """
     if not 0.0 < tpr <= 1.0:
         raise ValueError(f"tpr must lie in (0, 1], got {tpr!r}")
     s, t, bad = _binary_inputs(scores, target, "target")
-    if bad is not None:
-        return bad
+    return bad if bad is not None else _fpr_at_tpr(s, t, tpr)
+
+
+def _fpr_at_tpr(s: np.ndarray, t: np.ndarray, tpr: float) -> float:
     tp, fp = _sorted_counts(s, t)
     tprs = tp / tp[-1]
     k = int(np.searchsorted(tprs, tpr - 1e-12, side="left"))
@@ -136,12 +156,14 @@ def ood_detection_metrics(uncertainty: Any, is_ood: Any) -> OODDetectionMetrics:
         Higher = more uncertain (e.g. :func:`entropy`, knowledge uncertainty, ``-alpha_0``).
     is_ood : array-like of bool/0-1, shape (n,)
         True for OOD samples.
+
+    The inputs are validated once; a single-class (or empty) ``is_ood`` gives NaN for all
+    three with one :class:`~gs_metrics.EmptyEvaluationWarning`.
     """
-    return OODDetectionMetrics(
-        auroc=auroc(uncertainty, is_ood),
-        aupr=aupr(uncertainty, is_ood),
-        fpr95=fpr_at_tpr(uncertainty, is_ood),
-    )
+    s, t, bad = _binary_inputs(uncertainty, is_ood, "is_ood", "uncertainty")
+    if bad is not None:
+        return OODDetectionMetrics(auroc=bad, aupr=bad, fpr95=bad)
+    return OODDetectionMetrics(auroc=_auroc(s, t), aupr=_aupr(s, t), fpr95=_fpr_at_tpr(s, t, 0.95))
 
 
 def misclassification_auroc(uncertainty: Any, is_error: Any) -> float:
@@ -176,9 +198,11 @@ def prediction_rejection_ratio(uncertainty: Any, is_error: Any) -> float:
     0 = random, negative = worse than random. NaN with a warning without errors or without
     correct predictions.
     """
-    u, err, bad = _binary_inputs(uncertainty, is_error, "is_error")
-    if bad is not None:
-        return bad
+    u, err, bad = _binary_inputs(uncertainty, is_error, "is_error", "uncertainty")
+    return bad if bad is not None else _prediction_rejection_ratio(u, err)
+
+
+def _prediction_rejection_ratio(u: np.ndarray, err: np.ndarray) -> float:
     n = u.size
     e = err.sum() / n
     r = np.arange(n + 1) / n
@@ -190,9 +214,28 @@ def prediction_rejection_ratio(uncertainty: Any, is_error: Any) -> float:
     return float(ar_unc / ar_orc)
 
 
-def entropy(probs: Any, axis: int = -1) -> np.ndarray:
-    """Shannon entropy ``-sum_l p_l log p_l`` (natural log, ``0 log 0 = 0``) of each distribution."""
-    p = np.asarray(to_numpy(probs, "probs"), dtype=np.float64)
+def entropy(probs: Any, axis: int = -1, *, atol: float = PROB_ATOL) -> np.ndarray:
+    """Shannon entropy ``-sum_l p_l log p_l`` (natural log, ``0 log 0 = 0``) of each distribution
+    along ``axis``: the Softmax Entropy (SE) uncertainty of the structural-shifts paper
+    (``structural-shifts.md`` section 2.2, "General-purpose methods", and section 4), and the
+    per-node entropy inside eq. (10) of the LeBed paper.
+
+    ``probs`` must hold probabilities along ``axis`` (in [0, 1], summing to 1 within ``atol``,
+    checked as in :func:`max_prob_uncertainty`): logits give a ValueError, not a wrong entropy.
+    """
+    p = to_numpy(probs, "probs")
+    if p.ndim == 0:
+        raise ValueError("probs must have a class axis (at least 1-D), got a scalar")
+    if not -p.ndim <= axis < p.ndim:
+        raise ValueError(f"axis must lie in [-{p.ndim}, {p.ndim}) for probs of shape {p.shape}")
+    rows = np.moveaxis(p, axis, -1)
+    check_probs(rows if rows.ndim == 2 else rows.reshape(-1, rows.shape[-1]), "probs", atol)
+    return _entropy(p, axis)
+
+
+def _entropy(probs: np.ndarray, axis: int = -1) -> np.ndarray:
+    """:func:`entropy` of probabilities already validated."""
+    p = np.asarray(probs, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         plogp = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
     return -plogp.sum(axis=axis)
@@ -234,8 +277,8 @@ def ensemble_uncertainty(member_probs: Any, atol: float = 1e-4) -> EnsembleUncer
     for s in range(p.shape[0]):
         check_probs(p[s], f"member_probs[{s}]", atol)
     p = p.astype(np.float64)
-    total = entropy(p.mean(axis=0))
-    data = entropy(p).mean(axis=0)
+    total = _entropy(p.mean(axis=0))
+    data = _entropy(p).mean(axis=0)
     return EnsembleUncertainty(total=total, data=data, knowledge=np.maximum(total - data, 0.0))
 
 
@@ -276,7 +319,7 @@ def dirichlet_uncertainty(alpha: Any) -> DirichletUncertainty:
         raise ValueError("alpha must hold finite, strictly positive Dirichlet parameters")
     a0 = a.sum(axis=1)
     mean = a / a0[:, None]
-    total = entropy(mean)
+    total = _entropy(mean)
     exp_ent = -np.sum(mean * (digamma(a + 1.0) - digamma(a0 + 1.0)[:, None]), axis=1)
     mi = np.sum(mean * _psi1_minus_log(a), axis=1) - _psi1_minus_log(a0)
     return DirichletUncertainty(

@@ -33,6 +33,7 @@ import numpy as np
 from gs_metrics._validation import (
     PROB_ATOL,
     check_labels,
+    check_labels_and_mask,
     check_mask,
     check_probs,
     to_numpy,
@@ -373,8 +374,8 @@ def _accumulate(
 ) -> None:
     p = check_probs(probs, "probs", atol)
     n, c = p.shape
-    y = check_labels(labels, c, n)
-    m = check_mask(mask, n)
+    y, m = check_labels_and_mask(labels, mask, c, n)
+    y = np.where(m, y, 0)  # labels outside the mask are unchecked (PyG: -1) and never used
     use_joint = edge_marginals is not None
     em = None
     if use_joint:
@@ -471,8 +472,8 @@ def edgewise_metrics(
     probs : array-like, shape (N, C)
         Node marginals (rows sum to 1 within ``atol``).
     labels : array-like of int, shape (N,)
-        True node classes. Only the labels of evaluated nodes are used for metrics, but all must
-        be valid class indices (use any valid class for unlabeled nodes outside ``mask``).
+        True node classes in ``[0, C)`` on the evaluated nodes; the labels outside ``mask`` are
+        neither used nor range-checked (PyG's ``-1`` for unlabelled nodes is fine there).
     edge_index : array-like of int, shape (2, E)
         Graph edges (PyG convention); see :func:`evaluated_edges` for the edge semantics.
     mask : bool (N,) or int indices, optional

@@ -27,7 +27,7 @@ from typing import Any, Literal
 import numpy as np
 
 from gs_metrics._validation import check_labels, check_probs, check_scores, warn_empty
-from gs_metrics.detection import entropy
+from gs_metrics.detection import _entropy
 
 __all__ = [
     "ORIENTATION",
@@ -66,14 +66,14 @@ def entropy_score(probs: Any) -> float:
     p = check_probs(probs)
     if p.shape[0] == 0:
         return warn_empty("the test node set")
-    return float(entropy(p).mean())
+    return float(_entropy(p).mean())
 
 
 def _atc_s(p: np.ndarray, score: ScoreFn) -> np.ndarray:
     if score == "mc":
         return p.max(axis=1).astype(np.float64)
     if score == "ne":
-        return -entropy(p)
+        return -_entropy(p)
     raise ValueError(
         f"score must be 'mc' (max confidence) or 'ne' (negative entropy), got {score!r}"
     )

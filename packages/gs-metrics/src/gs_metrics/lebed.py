@@ -16,17 +16,19 @@ anything that trains a model is in gs-algos). Nothing here imports torch.
   (``D_stru = |g(Z_t) - g(Z*)|`` of eq. 6 below a tolerance, after a minimum number of steps);
 * :func:`parameter_distance`: the LeBed score ``||theta* - theta_t||_2`` of eq. (8).
 
-Inputs are array-like (numpy arrays, lists, or CPU tensors, which numpy converts).
+Inputs are array-like (numpy arrays, lists, or CPU tensors, which numpy converts;
+:func:`parameter_distance` also detaches tensors that require grad, as
+``model.named_parameters()`` gives them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import numpy as np
 
-from gs_metrics._validation import warn_empty
+from gs_metrics._validation import to_numpy, warn_empty
 
 __all__ = [
     "parameter_distance",
@@ -155,19 +157,53 @@ def should_stop(
     return step >= min_steps and abs(float(score) - float(reference)) < tolerance
 
 
-def parameter_distance(theta_star: Mapping[str, Any], theta: Mapping[str, Any]) -> float:
+_NAMED_ARRAYS = (
+    "a mapping of name -> array (e.g. dict(model.named_parameters()) or model.state_dict()) "
+    "or an iterable of (name, array) pairs such as model.named_parameters()"
+)
+
+
+def _named_arrays(params: Any, name: str) -> dict[Any, Any]:
+    """``params`` as a dict ``{name: array}`` from a mapping or from ``(name, array)`` pairs."""
+    if isinstance(params, Mapping):
+        return dict(params)
+    if isinstance(params, (str, bytes)) or hasattr(params, "shape") or not isinstance(
+        params, Iterable
+    ):
+        raise TypeError(f"{name} must be {_NAMED_ARRAYS}; got {type(params).__name__}")
+    pairs = list(params)  # a generator (named_parameters()) is read once
+    for item in pairs:
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
+            raise TypeError(
+                f"{name} must be {_NAMED_ARRAYS}; got an iterable of {type(item).__name__}"
+            )
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise ValueError(f"{name} names a parameter more than once")
+    return out
+
+
+def parameter_distance(
+    theta_star: Mapping[str, Any] | Iterable[tuple[str, Any]],
+    theta: Mapping[str, Any] | Iterable[tuple[str, Any]],
+) -> float:
     """``LeBed = ||theta* - theta_t||_2`` (eq. 8) over all parameters, flattened and joined.
 
-    Both mappings name the same parameters (e.g. a model's ``named_parameters``). Orientation:
-    grows with the test error (``ORIENTATION["lebed"] = +1``).
+    ``theta_star`` and ``theta`` each name the same parameters: a mapping of name -> array
+    (e.g. ``dict(model.named_parameters())`` or ``model.state_dict()``) or an iterable of
+    ``(name, array)`` pairs such as ``model.named_parameters()``. The arrays may be numpy
+    arrays, lists or torch tensors (converted by duck typing, detached, no torch import).
+    Orientation: grows with the test error (``ORIENTATION["lebed"] = +1``).
     """
+    theta_star = _named_arrays(theta_star, "theta_star")
+    theta = _named_arrays(theta, "theta")
     if set(theta_star) != set(theta):
         diff = sorted(set(theta_star) ^ set(theta))
         raise ValueError(f"theta_star and theta must name the same parameters; differ in {diff}")
     sq = 0.0
     for k in theta_star:
-        a = np.asarray(theta_star[k], dtype=np.float64)
-        b = np.asarray(theta[k], dtype=np.float64)
+        a = np.asarray(to_numpy(theta_star[k], f"theta_star[{k!r}]"), dtype=np.float64)
+        b = np.asarray(to_numpy(theta[k], f"theta[{k!r}]"), dtype=np.float64)
         if a.shape != b.shape:
             raise ValueError(f"parameter {k!r} has shape {a.shape} in theta_star, {b.shape} in theta")
         sq += float(np.sum((a - b) ** 2))

@@ -13,7 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from gs_metrics._validation import check_labels, check_mask, check_scores, to_numpy, warn_empty
+from gs_metrics._validation import (
+    check_labels,
+    check_labels_and_mask,
+    check_mask,
+    check_scores,
+    to_numpy,
+    warn_empty,
+)
 from gs_metrics.detection import auroc
 
 __all__ = ["accuracy", "binary_roc_auc", "mean_absolute_error"]
@@ -23,7 +30,8 @@ def accuracy(pred: Any, labels: Any, mask: Any = None) -> float:
     """Fraction of correct predictions.
 
     ``pred`` is either predicted class indices of shape (n,) or scores/probabilities of shape
-    (n, C) (argmax is taken).
+    (n, C) (argmax is taken). ``labels`` outside ``mask`` are neither used nor range-checked
+    (PyG's ``-1`` for unlabelled nodes is fine there).
     """
     p = to_numpy(pred, "pred")
     if p.ndim == 2:
@@ -36,8 +44,7 @@ def accuracy(pred: Any, labels: Any, mask: Any = None) -> float:
     else:
         raise ValueError(f"pred must be class indices (n,) or scores (n, C), got shape {p.shape}")
     pl = check_labels(p, c, None, "pred")
-    y = check_labels(labels, c, pl.shape[0])
-    m = check_mask(mask, y.shape[0])
+    y, m = check_labels_and_mask(labels, mask, c, pl.shape[0])
     if not m.any():
         return warn_empty("the evaluated set")
     return float(np.mean(pl[m] == y[m]))

@@ -217,7 +217,7 @@ def _parser() -> argparse.ArgumentParser:
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     rp.add_argument("split", type=Path, help="split file written by 'gs-splits make' (.npz)")
     rp.add_argument("--graph", "-g", type=Path, required=True, help="the graph file (or on-disk CSR folder) the split was made from")
-    rp.add_argument("--labels", type=Path, default=None, help=".npy class labels (default: from the graph file if it has them)")
+    rp.add_argument("--labels", type=Path, default=None, help=".npy integer class id per node, negative = unlabelled (default: from the graph file if it has them)")
     rp.add_argument("--out-dir", "-o", type=Path, required=True, help="folder for report.md and the PNG figures")
     rp.add_argument("--no-figures", action="store_true", help="write only the Markdown summary")
     rp.add_argument("--allow-other-graph", action="store_true",
