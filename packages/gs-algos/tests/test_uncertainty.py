@@ -19,6 +19,7 @@ from gs_algos.uncertainty import (
     dirichlet_uncertainties,
     ensemble_probs,
     ensemble_uncertainties,
+    entropy,
     mc_dropout_probs,
     softmax_entropy,
     train_ensemble,
@@ -227,3 +228,17 @@ def test_measures_are_computed_by_gs_metrics(monkeypatch):
     ensemble_uncertainties(p)
     dirichlet_uncertainties(p[0] * 10)
     assert calls == ["entropy", "ensemble_uncertainty", "dirichlet_uncertainty"]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_entropy_of_half_precision_softmax_and_rejects_logits(dtype):
+    """gs-metrics' entropy checks that rows are probabilities (since 2026-12-06); a half
+    softmax's rows sum to 1 within its own rounding only, and must still be read."""
+    logits = torch.randn(1000, 10, generator=torch.Generator().manual_seed(0))
+    h = softmax_entropy(logits.to(dtype))
+    ref = softmax_entropy(logits)
+    assert h.dtype == dtype and torch.allclose(h.float(), ref, atol=5e-2)
+    with pytest.raises(ValueError, match="probs must"):
+        entropy(logits.to(dtype))
+    with pytest.raises(ValueError, match="must sum to 1"):  # a 2 % error is not rounding
+        entropy((torch.softmax(logits, -1) * 1.02).to(dtype))

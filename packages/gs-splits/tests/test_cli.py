@@ -46,7 +46,7 @@ def test_cli_errors_are_messages(tmp_path, capsys):
     path.write_text("0,1\n1,2\n")
     with pytest.raises(SystemExit) as exc:  # checked while parsing: names --sizes
         main(["make", str(path), "--sizes", "0.5,0.5,0.1,0.1,0.1", "--out", str(tmp_path / "x")])
-    assert exc.value.code == 2 and "--sizes" in (err := capsys.readouterr().err) and "summing to 1" in err
+    assert exc.value.code == 2 and "--sizes" in (err := capsys.readouterr().err) and "must sum to 1" in err
     assert main(["make", str(tmp_path / "nope.txt"), "--out", str(tmp_path / "x")]) == 2
     with pytest.raises(SystemExit):
         main(["make", "--help"])
@@ -79,16 +79,23 @@ def test_option_errors_name_the_file_or_option_they_come_from(tmp_path, capsys):
     assert f"{edges}: not a .npy file" in err and "allow_pickle" not in err
     nan = tmp_path / "nan.npy"
     np.save(nan, np.array([1.0, np.nan, *range(8)]))
-    assert f"{nan}: the property file holds 1 NaN" in _fails(
+    assert f"{nan}: property contains 1 NaN" in _fails(
         ["make", str(edges), "--property-file", str(nan), "--out", out], capsys)
     err = _fails(["make", str(edges), "--strategy", "density", "--property-file", str(short), "--out", out], capsys)
     assert "--property-file" in err and "--strategy" in err
     assert "--sizes" in _fails(["make", str(edges), "--sizes", "0.5,0.5", "--out", out], capsys)
     assert "--sizes" in _fails(["make", str(edges), "--sizes=-0.1,0.3,0.1,0.3,0.4", "--out", out], capsys)
+    assert "--sizes" in _fails(["make", str(edges), "--sizes", "60:40", "--out", out], capsys)
+    # the library's tolerance (1e-9), not a looser one of the CLI's
+    assert "--sizes" in _fails(["make", str(edges), "--sizes", "0.3,0.1,0.1,0.1,0.4000001", "--out", out], capsys)
     assert "--seed" in _fails(["make", str(edges), "--seed", "-1", "--out", out], capsys)
     good = tmp_path / "prop.npy"
     np.save(good, np.arange(10.0))
     assert main(["make", str(edges), "--property-file", str(good), "--out", out, "-v"]) == 0  # -v after too
+    from gs_splits.cli import _parser
+
+    for argv in (["-v", "make", "g", "-o", "x"], ["make", "g", "-o", "x", "-v"], ["make", "g", "-o", "x"]):
+        assert _parser().parse_args(argv).verbose is ("-v" in argv), argv  # before, after, neither
     assert f"split (property of {good}, seed 0)" in capsys.readouterr().out
     rep = str(tmp_path / "rep")
     assert "--distance-sources" in _fails(
@@ -161,3 +168,12 @@ def test_every_default_is_shown_in_help(options_without_shown_default):
     from gs_splits.cli import _parser
 
     assert options_without_shown_default(_parser()) == []
+
+
+def test_a_split_whose_npz_is_missing_is_not_found_even_by_its_json(tmp_path, capsys):
+    from gs_splits import structural_split
+
+    structural_split(np.array([[0, 1, 2, 3], [1, 2, 3, 4]]), "popularity", seed=0).save(tmp_path / "s")
+    (tmp_path / "s.npz").unlink()
+    err = _fails(["report", str(tmp_path / "s.json"), "-g", str(tmp_path / "none.txt"), "-o", str(tmp_path / "r")], capsys)
+    assert "split file not found" in err and "not a split file" not in err

@@ -305,3 +305,15 @@ def test_split_statistics_checks_labels_and_leaves_unlabelled_nodes_out():
     assert type(st).from_dict(st.to_dict()).unlabelled == 2
     # float labels with integral values (a .npy of 0.0 / 1.0) are class ids
     assert split_statistics(s, None, y.astype(float)).class_balance == st.class_balance
+
+
+def test_statistics_with_bool_or_no_labelled_nodes():
+    from gs_splits.diagnostics import split_statistics, summarize_split
+
+    ei = np.array([[0, 1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 8, 9]])
+    s = structural_split(ei, "popularity", seed=0)
+    flags = np.arange(10) % 2 == 0
+    assert split_statistics(s, None, flags).class_balance == split_statistics(s, None, flags.astype(int)).class_balance
+    st = split_statistics(s, None, -np.ones(10, int))  # nobody labelled: no class table at all
+    assert st.class_balance == {} and st.unlabelled == 10
+    assert "Class balance" not in summarize_split(s, ei, -np.ones(10, int))

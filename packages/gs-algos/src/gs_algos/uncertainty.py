@@ -57,7 +57,14 @@ def _from_numpy(values, like: Tensor) -> Tensor:
 # are scores of finished predictions: no gradient flows through them.
 def entropy(probs: Tensor, dim: int = -1) -> Tensor:
     """Shannon entropy ``-sum p log p`` (natural log, ``0 log 0 = 0``) along ``dim``:
-    :func:`gs_metrics.entropy` on a tensor (no gradient)."""
+    :func:`gs_metrics.entropy` on a tensor (no gradient), in ``probs``' dtype. ``probs`` must be
+    probabilities along ``dim`` (logits raise a ValueError); a half-precision tensor is read as
+    float32 with its own rounding as the tolerance (its rows sum to 1 within ``eps`` only:
+    each ``p_l`` is off by at most ``p_l * eps / 2``)."""
+    atol = 1e-4
+    if probs.dtype in (torch.float16, torch.bfloat16):
+        atol = max(atol, torch.finfo(probs.dtype).eps)
+        return _from_numpy(gs_metrics.entropy(probs.float(), axis=dim, atol=atol), probs)
     return _from_numpy(gs_metrics.entropy(probs, axis=dim), probs)
 
 

@@ -124,16 +124,24 @@ def _memory(text: str) -> int:
 
 
 def _sizes(text: str) -> tuple[float, ...] | str:
+    """``--sizes``: a preset of :data:`~gs_splits.PAPER_SIZES` or 5 fractions, checked here by
+    the library's own rule (``split._check_sizes``), so the error names the option."""
+    from gs_splits.names import PAPER_SIZES
+    from gs_splits.split import _check_sizes
+
+    accepted = f"5 comma-separated fractions like 0.3,0.1,0.1,0.1,0.4 or a preset {' / '.join(PAPER_SIZES)}"
     if ":" in text:
+        if text not in PAPER_SIZES:
+            raise argparse.ArgumentTypeError(f"expected {accepted}, got {text!r}")
         return text
-    accepted = "5 comma-separated fractions like 0.3,0.1,0.1,0.1,0.4 or a preset 50:50 / 70:30 / 90:10"
     try:
         vals = tuple(float(x) for x in text.replace(" ", "").split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected {accepted}, got {text!r}") from None
-    if len(vals) != 5 or not all(0 <= v <= 1 for v in vals) or abs(sum(vals) - 1) > 1e-6:
-        raise argparse.ArgumentTypeError(
-            f"expected {accepted}, each in [0, 1] and summing to 1, got {text!r}")
+    try:
+        _check_sizes(vals, 5)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} ({accepted})") from None
     return vals
 
 
@@ -267,7 +275,7 @@ def _make(args: argparse.Namespace) -> int:
 
     from gs_splits._atomic import atomic_write
     from gs_splits.io import load_graph
-    from gs_splits.split import TIE_WARNING_FRACTION, _paths, structural_split
+    from gs_splits.split import TIE_WARNING_FRACTION, TiedPropertyError, _paths, structural_split
 
     out = _out_stem(args)
     which, graph, num_nodes = _make_input(args, out)
@@ -278,7 +286,7 @@ def _make(args: argparse.Namespace) -> int:
         num_nodes = args.num_nodes if args.num_nodes is not None else gf.num_nodes
     strategy = args.strategy or "popularity"
     if args.property_file is not None:
-        strategy = _property(args.property_file)
+        strategy = _load_npy(args.property_file, "property file")
     t = time.perf_counter()
     try:
         split = structural_split(graph, strategy, sizes=args.sizes, seed=args.seed,
@@ -288,9 +296,10 @@ def _make(args: argparse.Namespace) -> int:
                                  tie_fraction=args.tie_fraction or TIE_WARNING_FRACTION,
                                  memory=args.memory, path=which)
     except (ValueError, TypeError) as exc:  # name the input file the problem came from
-        src = args.graph
-        if args.property_file is not None and str(exc).startswith("property"):
-            src = args.property_file  # structural_split's check of the values against the graph
+        src = args.graph  # structural_split's checks of a given property start with "property"
+        if args.property_file is not None and (str(exc).startswith("property")
+                                               or isinstance(exc, TiedPropertyError)):
+            src = args.property_file
         raise ValueError(f"{src}: {exc}") from None
     split.metadata["graph_file"] = str(args.graph)
     if args.property_file is not None:
@@ -408,21 +417,6 @@ def _load_npy(path: Path, what: str):
     except Exception as exc:  # noqa: BLE001 - any reader failure names the file
         raise ValueError(f"{path}: cannot read this {what} as a .npy array (truncated or damaged: "
                          f"{type(exc).__name__}: {exc})") from None
-
-
-def _property(path: Path):
-    """The ``--property-file`` array, checked here so that an error names the property file,
-    not the graph: 1-D, numeric, finite (its length against the graph: ``structural_split``)."""
-    import numpy as np
-
-    prop = _load_npy(path, "property file")
-    if prop.ndim != 1 or not (np.issubdtype(prop.dtype, np.number) or prop.dtype == bool):
-        raise ValueError(f"{path}: the property file must hold a 1-D numeric array (one value per "
-                         f"node), got shape {prop.shape} of {prop.dtype}")
-    if np.issubdtype(prop.dtype, np.floating) and not np.isfinite(prop).all():
-        raise ValueError(f"{path}: the property file holds {int((~np.isfinite(prop)).sum())} NaN or "
-                         "infinite value(s); every node needs a finite value")
-    return prop
 
 
 def _labels(path: Path, num_nodes: int):

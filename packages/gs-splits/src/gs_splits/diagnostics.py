@@ -40,7 +40,8 @@ class SplitStatistics:
     sizes : {part: count}
     class_balance : {part: {class: fraction}} (empty without labels): the fractions are over
         the part's labelled nodes; a negative label (PyG's -1) marks a node unlabelled
-    unlabelled : int, nodes with a negative label, left out of the class balance
+    unlabelled : int, nodes with a negative label, left out of the class balance (of the
+        sample's nodes in sampled mode)
     degree : {part: {"mean", "q0", "q25", "q50", "q75", "q100", "isolated"}}
     degree_hist : {part: counts of degree 0..max_degree_shown (last bin = larger)}
     sigma : {part: {"mean", "q0", ..., "q100"}} (empty without sigma)
@@ -239,7 +240,7 @@ def split_statistics(
         labelled = y >= 0
         stats.unlabelled = int(np.count_nonzero(~labelled))
         classes = np.unique(y[labelled])
-        for k, m in groups.items():
+        for k, m in groups.items() if classes.size else ():  # no labelled node: no table
             m = m & labelled
             tot = max(int(m.sum()), 1)
             stats.class_balance[k] = {_py(c): float(np.count_nonzero(y[m] == c)) / tot for c in classes}
@@ -276,7 +277,9 @@ def check_labels(labels: Any, num_nodes: int) -> np.ndarray:
     y = y.ravel()
     if y.size != num_nodes:
         raise ValueError(f"labels must have one entry per node ({num_nodes}), got {y.size}")
-    if y.dtype == bool or not np.issubdtype(y.dtype, np.number):
+    if y.dtype == bool:  # two classes, False / True
+        return y.astype(np.int64)
+    if not np.issubdtype(y.dtype, np.number):
         raise ValueError(f"labels must be integer class ids, got {y.dtype}")
     if not np.issubdtype(y.dtype, np.integer):
         bad = y[~(np.isfinite(y) & (y == np.round(y)))]

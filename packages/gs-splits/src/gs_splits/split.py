@@ -170,7 +170,7 @@ class Split:
         """Read a split written by :meth:`save` (give the ``.npz`` path or the stem)."""
         npz, js = _paths(path)
         if not npz.exists():
-            if Path(path).is_file():  # e.g. the graph file given where the split belongs
+            if Path(path).is_file() and Path(path) != js:  # e.g. the graph file given instead
                 raise ValueError(f"{path}: not a split file (give the .npz that Split.save / "
                                  "'gs-splits make' wrote)")
             raise FileNotFoundError(f"split file not found: {npz}")
@@ -503,8 +503,9 @@ def structural_split(
         :func:`gs_splits.register_strategy` added), called as ``f(graph, rng)`` with this
         split's generator; or the property itself as an array; or a callable
         ``f(CSRGraph) -> array``, or ``f(CSRGraph, rng)`` like a registered strategy's
-        (called with the generator when it requires two arguments). Nodes with the *largest*
-        property are ID
+        (called with the generator when it requires two arguments; a second argument with a
+        default, ``f(graph, rng=None)``, is not given it, so seed it yourself or make it
+        required). Nodes with the *largest* property are ID
         (``sigma = -property``).
     sizes : 5 fractions or a key of :data:`PAPER_SIZES`
         ``in_train, in_valid, in_test, out_valid, out_test``; must sum to 1.
