@@ -64,3 +64,24 @@ def test_incomplete_columns_do_not_rank():
     assert used == [] and all(v != v for v in acc["erm"])  # NaN: no complete column
     with pytest.raises(IndexError):
         [t for t in S.summary_tables(recs) if "Average ranks" in t.title][0]
+
+
+def test_auroc_ranks_and_counts_sit_under_shift_columns_not_id_ood_ones():
+    """The AUROC rows (one value per shift) stood in the accuracy tables' first three columns,
+    headed "pop ID | pop OOD | loc ID": the locality rank read as popularity OOD. Each table now
+    holds one kind of row, and every row fills its header."""
+    recs = []
+    for ds in ("cora-ml", "citeseer"):
+        for sh in ("popularity", "locality", "density"):
+            for i, m in enumerate(["de", "mixup", "erm", "eerm", "dann", "coral", "gpn", "natpn", "gpe", "natpe"]):
+                recs.append(_rec(ds, m, sh, 0, 0.9 - 0.01 * i, 0.8 - 0.01 * i, 0.5 + 0.01 * i, ratio="70:30"))
+    tables = S.summary_tables(recs) + S.summary_tables(_mod_records(0.05))
+    assert tables
+    for t in tables:
+        assert all(len(row) == len(t.columns) for row in t.rows), t.title
+        if "AUROC" in t.title:
+            assert t.columns[1:] == ["popularity", "locality", "density"], t.title
+        else:
+            assert t.columns[1:] == ["pop ID", "pop OOD", "loc ID", "loc OOD", "den ID", "den OOD"], t.title
+    assert {t.title.split(" over ")[0] for t in tables if "Average ranks" in t.title} == {
+        "Average ranks of OOD robustness (accuracy)", "Average ranks of OOD detection (AUROC)"}

@@ -126,6 +126,11 @@ def mod_counts(records: Sequence[dict[str, Any]], ratio: str = "50:50",
     return {k: [tuple(c) for c in v] for k, v in out.items()}, sorted(used)
 
 
+#: the columns of the accuracy tables (ID and OOD per shift) and of the AUROC tables (a shift each)
+ACC_COLUMNS = ["pop ID", "pop OOD", "loc ID", "loc OOD", "den ID", "den OOD"]
+DET_COLUMNS = ["popularity", "locality", "density"]
+
+
 def summary_tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     """The paper's Tables 2 / 5 / 7 (average ranks, per ratio present) and 3 (win / tie /
     loss of +mod at 50:50), ours beside the paper's, labelled with the datasets they cover."""
@@ -138,42 +143,39 @@ def summary_tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         acc, det, used = average_ranks(records, ratio)
         if not used:
             continue
-        rows = []
-        for m in RANK_ROBUST:
-            if all(np.isnan(acc[m])):
-                continue
-            rows.append([method_label(m)] + [
-                "—" if np.isnan(v) else f"{v:.1f}" + (f" ({pub[1][m][i]:.1f})" if pub else "")
-                for i, v in enumerate(acc[m])])
-        for m in RANK_DETECT:
-            if all(np.isnan(det[m])):
-                continue
-            label = {"se": "SE"}.get(m, method_label(m))
-            rows.append([f"{label} (AUROC)"] + [
-                "—" if np.isnan(v) else f"{v:.1f}" + (f" ({pub[2][m][i]:.1f})" if pub else "")
-                for i, v in enumerate(det[m])] + ["", "", ""])
-        if rows:
-            where = pub[0] if pub else "no paper table"
-            out.append(Table(
-                f"Average ranks over {len(used)} of the paper's {SS_PAPER_DATASETS} datasets "
-                f"({', '.join(used)}), ID:OOD {ratio} (paper {where}, its value in brackets; lower is better)",
-                ["method", "pop ID", "pop OOD", "loc ID", "loc OOD", "den ID", "den OOD"], rows,
-                note="Accuracy rows rank ERM, Mixup, EERM, DANN, CORAL and DE per dataset and column; "
-                     "AUROC rows (columns popularity, locality, density) rank SE, GPN, NatPN, DE, GPE "
-                     "and NatPE. The paper averages over its 7 datasets, so a rank over fewer datasets "
-                     "is a partial view.",
-            ))
+        acc_rows = [[method_label(m)] + [
+            "—" if np.isnan(v) else f"{v:.1f}" + (f" ({pub[1][m][i]:.1f})" if pub else "")
+            for i, v in enumerate(acc[m])] for m in RANK_ROBUST if not all(np.isnan(acc[m]))]
+        det_rows = [[{"se": "SE"}.get(m, method_label(m))] + [
+            "—" if np.isnan(v) else f"{v:.1f}" + (f" ({pub[2][m][i]:.1f})" if pub else "")
+            for i, v in enumerate(det[m])] for m in RANK_DETECT if not all(np.isnan(det[m]))]
+        where = pub[0] if pub else "no paper table"
+        over = (f"over {len(used)} of the paper's {SS_PAPER_DATASETS} datasets ({', '.join(used)}), "
+                f"ID:OOD {ratio} (paper {where}, its value in brackets; lower is better)")
+        partial = ("The paper averages over its 7 datasets, so a rank over fewer datasets is a "
+                   "partial view.")
+        if acc_rows:
+            out.append(Table(f"Average ranks of OOD robustness (accuracy) {over}", ["method", *ACC_COLUMNS], acc_rows,
+                             note="ERM, Mixup, EERM, DANN, CORAL and DE ranked per dataset and "
+                                  "column. " + partial))
+        if det_rows:
+            out.append(Table(f"Average ranks of OOD detection (AUROC) {over}", ["method", *DET_COLUMNS], det_rows,
+                             note="SE, GPN, NatPN, DE, GPE and NatPE ranked per dataset and "
+                                  "shift. " + partial))
     counts, used = mod_counts(records)
     if used:
         pub = structural_mod_counts()
         fmt = lambda c: "/".join(str(x) for x in c)  # noqa: E731
-        rows = [["ERM + mod (accuracy)"] + [f"{fmt(c)} ({fmt(p)})" for c, p in zip(counts["erm+mod"], pub["erm+mod"], strict=True)],
-                ["SE + mod (AUROC)"] + [f"{fmt(c)} ({fmt(p)})" for c, p in zip(counts["se+mod"], pub["se+mod"], strict=True)] + ["", "", ""]]
+        title = (f"win/tie/loss over {len(used)} of the paper's {SS_PAPER_DATASETS} datasets "
+                 f"({', '.join(used)}), 50:50 (paper Table 3 in brackets)")
+        test = (f"Win / loss: Welch's t-test over the runs, p < {MOD_ALPHA:g} (ours: the paper does "
+                "not name its test); otherwise a tie.")
         out.append(Table(
-            f"+mod architecture against the base one: win/tie/loss over {len(used)} of the paper's "
-            f"{SS_PAPER_DATASETS} datasets ({', '.join(used)}), 50:50 (paper Table 3 in brackets)",
-            ["row", "pop ID", "pop OOD", "loc ID", "loc OOD", "den ID", "den OOD"], rows,
-            note=f"Win / loss: Welch's t-test over the runs, p < {MOD_ALPHA:g} (ours: the paper does not name "
-                 "its test); otherwise a tie. SE + mod columns: popularity, locality, density.",
-        ))
+            f"+mod architecture against the base one, accuracy: {title}", ["row", *ACC_COLUMNS],
+            [["ERM + mod"] + [f"{fmt(c)} ({fmt(p)})" for c, p in zip(counts["erm+mod"], pub["erm+mod"], strict=True)]],
+            note=test))
+        out.append(Table(
+            f"+mod architecture against the base one, OOD detection (AUROC): {title}", ["row", *DET_COLUMNS],
+            [["SE + mod"] + [f"{fmt(c)} ({fmt(p)})" for c, p in zip(counts["se+mod"], pub["se+mod"], strict=True)]],
+            note=test))
     return out
