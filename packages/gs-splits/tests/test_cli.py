@@ -177,3 +177,13 @@ def test_a_split_whose_npz_is_missing_is_not_found_even_by_its_json(tmp_path, ca
     (tmp_path / "s.npz").unlink()
     err = _fails(["report", str(tmp_path / "s.json"), "-g", str(tmp_path / "none.txt"), "-o", str(tmp_path / "r")], capsys)
     assert "split file not found" in err and "not a split file" not in err
+
+
+def test_an_out_folder_names_the_split_after_the_default_strategy(tmp_path):
+    """--strategy defaults to None (so argparse can tell it from --property-file); the default
+    popularity is filled in once, before the output name is made from it."""
+    edges = tmp_path / "edges.txt"
+    edges.write_text("0 1\n1 2\n2 3\n3 0\n0 2\n4 5\n5 6\n6 4\n7 4\n8 9\n9 0\n")
+    assert main(["make", str(edges), "--out", f"{tmp_path}/out/"]) == 0
+    assert (tmp_path / "out" / "edges-popularity.npz").is_file()
+    assert Split.load(tmp_path / "out" / "edges-popularity.npz").metadata["strategy"] == "popularity"

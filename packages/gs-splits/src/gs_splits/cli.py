@@ -277,6 +277,8 @@ def _make(args: argparse.Namespace) -> int:
     from gs_splits.io import load_graph
     from gs_splits.split import TIE_WARNING_FRACTION, TiedPropertyError, _paths, structural_split
 
+    if args.property_file is None and args.strategy is None:
+        args.strategy = "popularity"  # None by default only so that argparse sees --strategy given
     out = _out_stem(args)
     which, graph, num_nodes = _make_input(args, out)
     node_ids = None
@@ -284,7 +286,7 @@ def _make(args: argparse.Namespace) -> int:
         gf = load_graph(args.graph, relabel=args.relabel, num_nodes=args.num_nodes)
         graph, node_ids = gf.graph, gf.node_ids
         num_nodes = args.num_nodes if args.num_nodes is not None else gf.num_nodes
-    strategy = args.strategy or "popularity"
+    strategy = args.strategy
     if args.property_file is not None:
         strategy = _load_npy(args.property_file, "property file")
     t = time.perf_counter()
@@ -399,7 +401,7 @@ def _out_stem(args: argparse.Namespace) -> Path:
     if not text.endswith(("/", os.sep)):
         return Path(text)
     name = (f"{args.graph.stem}-property-{args.property_file.stem}" if args.property_file is not None
-            else f"{args.graph.stem}-{args.strategy or 'popularity'}")
+            else f"{args.graph.stem}-{args.strategy}")
     return Path(text) / name
 
 
