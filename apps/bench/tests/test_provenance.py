@@ -116,3 +116,36 @@ def test_one_code_version_adds_no_source_line(toy, tmp_path):
     for r in recs:
         r["worker"].pop("sources", None)
     assert sources_summary(recs) == ""  # none has one (the committed ci runs): nothing to say
+
+
+def test_a_worker_that_lives_through_an_edit_says_so(toy, tmp_path, capsys, monkeypatch):
+    """The fingerprint is taken once per process; when our files change on disk while it lives,
+    its records name the packages (``worker.sources_edited``), and the report and the resume
+    warning count them."""
+    from gs_bench import executors
+    from gs_bench.report import sources_summary
+
+    start = source_fingerprints()
+    assert executors.sources_edited() == []  # nothing edited since this process took it
+    assert "sources_edited" not in executors.worker_info()
+    edited = {**start, "gs-algos": "f" * 12}
+    on_disk = executors._source_fingerprints_on_disk
+    monkeypatch.setattr(executors, "_source_fingerprints_on_disk", lambda: edited)
+    assert executors.sources_edited() == ["gs-algos"]
+    assert source_fingerprints() == start  # the cached one stays the process start's
+    assert executors.worker_info()["sources_edited"] == ["gs-algos"]
+
+    out = tmp_path / "out"
+    cmd = ["run", str(toy), "--out", str(out), "--no-progress"]
+    assert main(cmd) == 0  # the toy runs in this process: its records carry the mark
+    recs = [json.loads(f.read_text()) for f in _records(out)]
+    assert recs and all(r["worker"]["sources_edited"] == ["gs-algos"] for r in recs)
+    line = sources_summary(recs)
+    assert line.startswith("Source: ") and f"{len(recs)} record(s) were computed by a worker" in line
+    assert f"gs-algos ({len(recs)})" in line
+    monkeypatch.setattr(executors, "_source_fingerprints_on_disk", on_disk)
+    capsys.readouterr()
+    assert main(cmd) == 0
+    assert f"warning: {len(recs)} of the {len(recs)} toy record(s)" in capsys.readouterr().err
+    recs[0]["worker"].pop("sources_edited")
+    assert f"{len(recs) - 1} record(s) were computed by a worker" in sources_summary(recs)

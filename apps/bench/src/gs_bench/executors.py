@@ -61,8 +61,8 @@ from typing import Any
 from gs_bench.store import ResultsStore, atomic_write_text
 
 __all__ = [
-    "run_one", "execute", "environment", "package_versions", "source_fingerprints", "tree_hash",
-    "worker_info", "default_threads",
+    "run_one", "execute", "environment", "package_versions", "source_fingerprints", "sources_edited",
+    "tree_hash", "worker_info", "default_threads",
     "NodeCheck", "ClusterCheckError", "EXECUTORS", "DATA_ENV_VARS",
 ]
 
@@ -109,19 +109,36 @@ def tree_hash(root: Path, suffixes: tuple[str, ...] = SOURCE_SUFFIXES) -> str:
                         for p in files], length=12)
 
 
-@functools.cache
-def source_fingerprints() -> dict[str, str]:
-    """``{distribution: tree_hash of its installed package}`` for our six packages (``"not
-    installed"`` for one that is not). Stored in every record's ``worker`` and in the run file:
-    the job keys hold the settings, data and package *versions*, not the source, so a run folder
-    resumed after a code change keeps its records, and these say which code wrote each one
-    (``gs-bench run`` warns on resume when they differ from the running code's)."""
+def _source_fingerprints_on_disk() -> dict[str, str]:
     out: dict[str, str] = {}
     for dist, package in SOURCE_PACKAGES.items():
         spec = importlib.util.find_spec(package)
         locations = list(spec.submodule_search_locations or []) if spec else []
         out[dist] = tree_hash(Path(locations[0])) if locations else "not installed"
     return out
+
+
+@functools.cache
+def source_fingerprints() -> dict[str, str]:
+    """``{distribution: tree_hash of its installed package}`` for our six packages (``"not
+    installed"`` for one that is not), taken once per process, at its first call (a local worker
+    calls it when it starts). Stored in every record's ``worker`` and in the run file: the job
+    keys hold the settings, data and package *versions*, not the source, so a run folder resumed
+    after a code change keeps its records, and these say which code wrote each one (``gs-bench
+    run`` warns on resume when they differ from the running code's). A process that lives
+    through an edit of the files is caught by :func:`sources_edited`."""
+    return _source_fingerprints_on_disk()
+
+
+def sources_edited() -> list[str]:
+    """The distributions whose files on disk differ now from :func:`source_fingerprints` (taken
+    when this process started): Python imports modules lazily, so a long-lived worker that lives
+    through an edit may run the older code, the newer (modules first imported after the edit)
+    or a mix, and its fingerprint alone would not say so. Stored as ``worker.sources_edited``
+    when not empty; the report and ``gs-bench run``'s resume warning count such records."""
+    start = source_fingerprints()
+    now = _source_fingerprints_on_disk()
+    return sorted(d for d in start if now.get(d) != start[d])
 
 
 def _git_revision() -> str:
@@ -166,8 +183,10 @@ _WATCHDOG_PERIOD_S = 0.5
 
 
 def _die_with_parent(parent_pid: int) -> None:
-    """Initializer of a local worker process: exit as soon as ``parent_pid`` is gone."""
+    """Initializer of a local worker process: exit as soon as ``parent_pid`` is gone; take the
+    source fingerprints now, before a job imports anything (:func:`sources_edited`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    source_fingerprints()
     if sys.platform.startswith("linux"):
         try:
             import ctypes
@@ -229,6 +248,9 @@ def worker_info(device: str | None = None, threads: int | None = None) -> dict[s
         "device": device,
         "threads": threads,
     }
+    edited = sources_edited()
+    if edited:
+        info["sources_edited"] = edited
     if device and device.startswith("cuda"):
         try:
             import torch

@@ -334,6 +334,27 @@ def workers_summary(records: Sequence[dict[str, Any]]) -> str:
 
 
 def sources_summary(records: Sequence[dict[str, Any]]) -> str:
+    """:func:`_versions_summary`, then a sentence on the records whose worker lived through an
+    edit of our packages' files (``worker.sources_edited``,
+    :func:`gs_bench.executors.sources_edited`), whose fingerprint may not be the code that ran."""
+    edited: dict[str, int] = defaultdict(int)
+    n = 0
+    for r in records:
+        dists = (r.get("worker") or {}).get("sources_edited") or []
+        n += bool(dists)
+        for d in dists:
+            edited[d] += 1
+    line = _versions_summary(records)
+    if n:
+        per = ", ".join(f"{d} ({k})" for d, k in sorted(edited.items()))
+        line = ((line + " " if line else "Source: ")
+                + f"{n} record(s) were computed by a worker process during which the files of "
+                f"{per} changed on disk: their code may be older than their fingerprint says, or "
+                "a mix.")
+    return line
+
+
+def _versions_summary(records: Sequence[dict[str, Any]]) -> str:
     """One line when the records were computed by more than one version of our packages'
     source (each record's ``worker.sources``, :func:`gs_bench.executors.source_fingerprints`):
     which packages differ and how many records each version wrote, so that a table mixing

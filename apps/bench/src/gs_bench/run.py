@@ -123,6 +123,12 @@ def warn_other_sources(store: ResultsStore, suite: str, sources: Mapping[str, st
     records = [r for r in store.records() if r["job"].get("suite") == suite]
     per_record = [other_sources([r], sources) for r in records]
     differ = sum(1 for d in per_record if d)
+    edited = sum(1 for r in records if (r.get("worker") or {}).get("sources_edited"))
+    if edited:
+        print(f"warning: {edited} of the {len(records)} {suite} record(s) in {store.root} were "
+              "computed by a worker process during which our packages' files changed on disk "
+              "(worker.sources_edited): their code may be older than their fingerprint says, or "
+              "a mix.", file=sys.stderr)
     if differ:
         per = {d: sum(x.get(d, 0) for x in per_record) for d in sorted(set().union(*per_record))}
         names = ", ".join(f"{d} ({n})" for d, n in sorted(per.items()))
