@@ -20,7 +20,7 @@ strategy, ratio):
 * for locality, the share of each test part lying outside the centre's connected component
   (personalised PageRank exactly 0: those nodes are tied, so the permutation decides among
   them);
-* the ERM drop of the committed paper run (``measured/in-progress/paper-structural-shifts``,
+* the ERM drop of the committed paper run (``measured/paper-structural-shifts``,
   mean over its runs) beside the paper's Tables 1 / 4 / 6.
 
     GS_SHARED_DATA=../shared/datasets python apps/bench/checks/structural_ratio_splits.py
@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-RUN = HERE.parent / "measured" / "in-progress" / "paper-structural-shifts" / "results.jsonl"
+RUN = HERE.parent / "measured" / "paper-structural-shifts" / "results.jsonl"
 PARTS = ("train", "valid_in", "test_in", "valid_out", "test_out")  # datasets/utils.py:114-120
 OURS = dict(zip(PARTS, ("in_train", "in_valid", "in_test", "out_valid", "out_test"), strict=True))
 

@@ -162,9 +162,9 @@ def test_cli_prints_the_summary_and_rejects_a_missing_folder(tmp_path):
 @pytest.mark.skipif(not MEASURED.is_dir(), reason="apps/bench/measured is not in this checkout")
 def test_readme_figures_are_the_generated_ones():
     """The README's comparison block is what `gs-bench compare --readme` writes from the
-    committed runs: regenerate `gs-bench compare apps/bench/measured/ci-* --readme
-    apps/bench/README.md` after committing a run."""
-    runs = sorted(p for p in MEASURED.glob("ci-*") if (p / "results.jsonl").is_file())
+    committed runs: regenerate `gs-bench compare apps/bench/measured/ci-* apps/bench/measured/paper-*
+    --summary --readme apps/bench/README.md` after committing a run."""
+    runs = sorted(p for p in [*MEASURED.glob("ci-*"), *MEASURED.glob("paper-*")] if (p / "results.jsonl").is_file())
     block = C.readme_block([(f"apps/bench/measured/{p.name}", C.cells(C.run_records(p))) for p in runs])
     text = README.read_text(encoding="utf-8")
     assert C.BEGIN in text, "apps/bench/README.md lost its generated comparison block"
