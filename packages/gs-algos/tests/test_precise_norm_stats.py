@@ -78,3 +78,35 @@ def test_config_validates_and_keeps_old_identities():
         TrainConfig(norm_stats_graphs=True)
     assert "norm_stats_graphs" not in TrainConfig().identity()
     assert "norm_stats_graphs" in TrainConfig(norm_stats_graphs=64).identity()
+
+
+@pytest.mark.parametrize("norm_stats", [0, 1000])
+def test_final_parts_score_each_kept_epoch_as_every_epoch_evaluation_did(
+        synthetic_clouds, tiny_pointnet, norm_stats):
+    """``final_parts`` (the test parts scored only with each track's kept weights, after
+    training) store the same metrics as evaluating them at every epoch, with and without
+    recomputed batch-norm statistics; they leave the history and the training unchanged."""
+    parts = {"train": synthetic_clouds(40, seed=0), "iid_val": synthetic_clouds(12, seed=1),
+             "ood_val": synthetic_clouds(12, seed=2), "iid_test": synthetic_clouds(16, seed=3),
+             "ood_test": synthetic_clouds(16, seed=4)}
+    base = dict(max_epochs=4, batch_size=8, seed=0, lr=1e-2, task="binary", metric="accuracy",
+                norm_stats_graphs=norm_stats)
+    res = {}
+    for final in ((), ("iid_test", "ood_test")):
+        res[final] = fit_graph(tiny_pointnet(), parts, config=TrainConfig.gess(**base, final_parts=final))
+    every, deferred = res[()], res[("iid_test", "ood_test")]
+    assert [h["train_loss"] for h in every.history] == [h["train_loss"] for h in deferred.history]
+    assert all("iid_test" not in h["metrics"] for h in deferred.history)
+    for name, tr in every.tracks.items():
+        assert deferred.tracks[name].epoch == tr.epoch
+        for part in ("iid_test", "ood_test"):
+            for key, v in tr.metrics[part].items():
+                assert deferred.tracks[name].metrics[part][key] == pytest.approx(v, rel=1e-5, abs=1e-6)
+
+
+def test_final_parts_are_checked_and_left_out_of_identities():
+    with pytest.raises(ValueError, match="final_parts"):
+        TrainConfig(final_parts="iid_test")
+    with pytest.raises(ValueError, match="must not hold a selection part"):
+        TrainConfig(select_on=("iid_val",), final_parts=("iid_val",))
+    assert TrainConfig(final_parts=("iid_test",)).identity() == TrainConfig().identity()

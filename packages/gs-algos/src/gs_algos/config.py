@@ -38,7 +38,7 @@ GOOD_CORA_TRAINING = {"erm": (1e-3, 100), "dann": (1e-3, 100), "coral": (1e-3, 1
 _LOSS = "loss"
 _STOPPING = STOPPING_RULES
 #: fields that do not change what is trained (left out of :meth:`TrainConfig.identity`)
-_NOT_IDENTITY = ("device",)
+_NOT_IDENTITY = ("device", "final_parts")
 #: fields added after keys were in use: part of :meth:`TrainConfig.identity` (and of the
 #: engine's checkpoint key) only when set, so every config that leaves them at their default
 #: keeps the key it had (shared members and checkpoints stay valid)
@@ -76,6 +76,13 @@ class TrainConfig:
         are restored into the model at the end. GeSS: ``("iid_val", "ood_val")``.
     eval_parts
         Parts evaluated at every epoch (missing parts are ignored). ``None`` = all parts.
+    final_parts
+        Graph level: parts scored only once per selection track, after training, with the
+        weights (and batch-norm statistics) that track kept, instead of at every epoch; they are
+        left out of the per-epoch evaluation and of :attr:`FitResult.history`. A track's metrics
+        are then what an every-epoch evaluation would have stored at its kept epoch, at a
+        fraction of the cost (gs-bench's ``gess`` suite: the test parts of the ``medium``
+        profile). Does not change what is trained (not in :meth:`identity`). Default: none.
     metric
         Selection metric: ``"accuracy"``, ``"auroc"`` (binary), ``"mae"`` (regression) or
         ``"loss"``.
@@ -171,6 +178,7 @@ class TrainConfig:
     train_part: str = "in_train"
     select_on: tuple[str, ...] = ("in_valid",)
     eval_parts: tuple[str, ...] | None = None
+    final_parts: tuple[str, ...] = ()
     metric: str = "accuracy"
     task: str = "multiclass"
     seed: int = 0
@@ -208,6 +216,11 @@ class TrainConfig:
         if self.metric != _LOSS and self.task not in get_metric(self.metric).tasks:
             raise ValueError(f"metric {self.metric!r} does not apply to {self.task}; use one of "
                              f"{(_LOSS, *available_metrics(self.task))}")
+        if isinstance(self.final_parts, str) or not all(isinstance(p, str) for p in self.final_parts):
+            raise ValueError(f"final_parts must be a tuple of part names, got {self.final_parts!r}")
+        if set(self.final_parts) & set(self.select_on):
+            raise ValueError(f"final_parts {self.final_parts!r} must not hold a selection part "
+                             f"(select_on {self.select_on!r}): those are needed at every epoch")
         if int(self.eval_every) < 1:
             raise ValueError(f"eval_every must be >= 1, got {self.eval_every!r}")
         if int(self.norm_updates_per_step) < 1:

@@ -197,8 +197,10 @@ class _Loop:
         checkpoint_every: int,
         resume: bool,
         device: torch.device | None = None,
+        final_evaluate: Callable[[], dict] | None = None,
     ) -> None:
         self.model, self.method, self.config = model, method, config
+        self.final_evaluate = final_evaluate
         self.device = device if device is not None else torch.device("cpu")
         self.train_epoch, self.evaluate = train_epoch, evaluate
         self.callback = callback
@@ -235,6 +237,23 @@ class _Loop:
         if math.isnan(old):
             return True
         return new > old if self.config.higher_is_better else new < old
+
+    def _score_kept(self, tracks: dict[str, Track]) -> None:
+        """:attr:`TrainConfig.final_parts`: each track's kept weights and method state (batch
+        norms included, as they were when that epoch was evaluated) scored once on those parts,
+        merged into the track's metrics; tracks that kept the same epoch share one scoring."""
+        done: dict[int, dict] = {}
+        for tr in tracks.values():
+            if tr.state is None:
+                continue
+            if tr.epoch not in done:
+                self.model.load_state_dict(tr.state)
+                self.method.load_state_dict(tr.method_state)
+                self.model.eval()
+                self.method.eval()
+                with torch.no_grad():
+                    done[tr.epoch] = self.final_evaluate()
+            tr.metrics = {**tr.metrics, **copy.deepcopy(done[tr.epoch])}
 
     def run(self) -> FitResult:
         cfg = self.config
@@ -337,6 +356,8 @@ class _Loop:
                 info = EpochInfo(epoch, cfg.max_epochs, loss, logs, metrics, improved)
                 if self.callback(info) is False:
                     stopped = True
+        if self.final_evaluate is not None:
+            self._score_kept(tracks)
         best = tracks[primary]
         log.info(
             "trained %d epochs (%s); best epoch %d by %s %s = %.4f",
@@ -899,7 +920,9 @@ def fit_graph(
         if p not in parts or len(parts[p]) == 0:
             raise ValueError(f"selection part {p!r} missing or empty among {sorted(parts)}")
     bs = cfg.batch_size or 256
-    eval_parts = [p for p in (cfg.eval_parts or parts.keys()) if p in parts and len(parts[p])]
+    final_parts = [p for p in cfg.final_parts if p in parts and len(parts[p])]
+    eval_parts = [p for p in (cfg.eval_parts or parts.keys())
+                  if p in parts and len(parts[p]) and p not in cfg.final_parts]
     tgt = list(target) if target is not None else None
     if tgt is not None and len(tgt) == 0:
         raise ValueError("target is empty; pass None when no unlabeled target data is used")
@@ -910,7 +933,7 @@ def fit_graph(
     )
     if cfg.task == "multiclass" and num_classes is None:
         num_classes = int(torch.cat([g.y.reshape(-1) for g in train]).max()) + 1
-    eval_y = {p: torch.cat([g.y.reshape(-1) for g in parts[p]]).to(dev) for p in eval_parts}
+    eval_y = {p: torch.cat([g.y.reshape(-1) for g in parts[p]]).to(dev) for p in eval_parts + final_parts}
     scale = None
     if cfg.standardize_targets:
         _output_layer(model)  # a head the standardisation can be folded into, before training
@@ -985,18 +1008,23 @@ def fit_graph(
 
         stats_graphs = _norm_stats_subset(train, int(cfg.norm_stats_graphs), cfg.seed)
 
-        def evaluate() -> dict:
-            if stats_graphs:
-                recompute_norm_stats(model, meth, stats_graphs, bs, dev)
+        def score(names: list[str]) -> dict:
             res = {}
-            for p in eval_parts:
+            for p in names:
                 _, out = predict_graph(model, parts[p], meth, bs)
                 res[p] = evaluate_outputs(scale.to_targets(out) if scale is not None else out,
                                           eval_y[p], cfg.task)
             return res
 
+        def evaluate() -> dict:
+            if stats_graphs:
+                recompute_norm_stats(model, meth, stats_graphs, bs, dev)
+            return score(eval_parts)
+
+        # the kept states hold the statistics recomputed before their epoch's evaluation
+        final = (lambda: score(final_parts)) if final_parts else None
         with batch_norm_updates(model, int(cfg.norm_updates_per_step)):
             return _fold_result(model, scale, _Loop(
                 model, meth, cfg, train_epoch, evaluate, callback, checkpoint_dir,
-                checkpoint_every, resume, dev,
+                checkpoint_every, resume, dev, final_evaluate=final,
             ).run())
