@@ -312,7 +312,7 @@ def load_geometric(
         the same shift instead (logged; the returned dataset's ``name`` says
         ``moleculeace-<shift>``). ``False`` raises ``FileNotFoundError`` instead.
     **options
-        Passed to the family's loader. Track: ``sizes`` (``"demo"``, ``"ci"``, ``"paper"`` or a
+        Passed to the family's loader. Track: ``sizes`` (``"demo"``, ``"ci"``, ``"medium"``, ``"paper"`` or a
         sizes object), ``cache_dir``, ``n_workers``, ``config``, ``callback``; QMOF / molecular
         fidelity: ``config``; DrugOOD-3D: ``par_label_per_part``, ``cache_dir``,
         ``n_workers``, ``conformer``, ``callback``, ``progress``; MoleculeACE: ``config``,

@@ -7,9 +7,11 @@ events import them (the ``track`` extra; ``deps.INSTALL_HINT`` is the command).
 from gs_data.track.analysis import (
     GESS_MEAN_SIGNAL_RADIUS_MM,
     GESS_MEAN_TRACKS,
+    POSITION_FEATURES,
     fit_circle,
     helix_radius_mm,
     mean_tracks_per_event,
+    position_features,
     signal_track_radii_mm,
 )
 from gs_data.track.config import PILEUP_LEVELS, PROCESSES, ZPRIME_MASSES, TrackSimConfig
@@ -38,6 +40,7 @@ __all__ = [
     "GESS_MEAN_SIGNAL_RADIUS_MM",
     "GESS_MEAN_TRACKS",
     "PILEUP_LEVELS",
+    "POSITION_FEATURES",
     "PROCESSES",
     "ZPRIME_MASSES",
     "TrackEvents",
@@ -62,6 +65,7 @@ __all__ = [
     "make_simulator",
     "mean_tracks_per_event",
     "pileup_requests",
+    "position_features",
     "save_gess_raw",
     "signal_track_radii_mm",
     "signal_requests",

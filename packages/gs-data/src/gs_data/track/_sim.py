@@ -39,7 +39,7 @@ def event_seed_sequence(process: str, pileup: int, seed: int, index: int) -> np.
 
 
 def _init_file(cache_dir: Path, process: str, config: TrackSimConfig) -> Path:
-    key = f"{process}-{config.digest()}"
+    key = f"{process}-{config.for_process(process).digest()}"
     return cache_dir / "pythia-init" / f"mpi-{key}.dat"
 
 

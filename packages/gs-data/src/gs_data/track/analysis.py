@@ -116,3 +116,73 @@ def background_track_radii_mm(events: TrackEvents, bfield_tesla: float | None = 
         out.append(q[order][first])
     vals = np.concatenate(out) if out else np.zeros(0)
     return helix_radius_mm(vals, bfield_tesla)
+
+
+#: :func:`position_features`' columns, in order.
+POSITION_FEATURES = ("hit_count", "aligned_edges", "straightest_chain", "hits_on_chains", "aligned_fraction")
+
+
+def _azimuth_gap(a, b):
+    """|a - b| for angles, wrapped into [0, pi]."""
+    return np.abs((a - b + np.pi) % (2 * np.pi) - np.pi)
+
+
+def position_features(pos_mm, *, k: int = 5, edge_dphi: float = 2e-3, edge_dtheta: float = 5e-3,
+                      chain_dphi: float = 5e-3, chain_deta: float = 0.05, chain_gap_mm: float = 20.0,
+                      chain_min: int = 5) -> np.ndarray:
+    """Position-only physics summaries of one Track event (issue 53's honest baselines: what a
+    few lines of physics read off the hit positions, with no learning beyond a threshold).
+
+    ``pos_mm``: the (n_hits, 3) hit positions in mm (the raw ACTS ``tx, ty, tz``). Returns the
+    :data:`POSITION_FEATURES`, as floats:
+
+    * ``hit_count``: n_hits (the hit-count shortcut);
+    * ``aligned_edges``: kNN edges (``k`` neighbours on the unit directions, as the backbones'
+      graph; self loops left out) whose two hits keep their azimuth, ``|dphi| < edge_dphi``,
+      while their polar angle changes, ``|dtheta| > edge_dtheta``: a stiff track from the
+      interaction region keeps its azimuth along its hits, a soft one bends
+      (``apps/bench/checks/track_phi_alignment_baseline.py``, whose best rule on the ci
+      Track-Pileup train part these defaults are);
+    * ``straightest_chain``: over every hit, the number of distinct radii (``|p|``, distinct
+      when more than ``chain_gap_mm`` apart: one per detector layer crossed) among the hits
+      within ``|dphi| < chain_dphi`` and ``|deta| < chain_deta`` of it, the hit included: the
+      length of the longest straight line of hits from the beam line (a muon of tens of GeV);
+    * ``hits_on_chains``: how many hits have such a chain of at least ``chain_min`` radii;
+    * ``aligned_fraction``: ``aligned_edges / (k * n_hits)`` (0 without hits).
+
+    An event without hits gives zeros.
+    """
+    from scipy.spatial import cKDTree
+
+    p = np.asarray(pos_mm, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] != 3:
+        raise ValueError(f"pos_mm must be an (n_hits, 3) array, got shape {p.shape}")
+    n = p.shape[0]
+    if n == 0:
+        return np.zeros(len(POSITION_FEATURES))
+    r = np.linalg.norm(p, axis=1)
+    u = p / np.maximum(r, 1e-9)[:, None]
+    phi = np.arctan2(u[:, 1], u[:, 0])
+    theta = np.arccos(np.clip(u[:, 2], -1.0, 1.0))
+    aligned = 0
+    kk = min(k, n - 1)
+    if kk >= 1:
+        nn = cKDTree(u).query(u, k=kk + 1)[1][:, 1:]
+        aligned = int(((_azimuth_gap(phi[nn], phi[:, None]) < edge_dphi)
+                       & (np.abs(theta[nn] - theta[:, None]) > edge_dtheta)).sum())
+    eta = -np.log(np.tan(np.clip(theta, 1e-9, np.pi - 1e-9) / 2.0))
+    # windows in (phi, eta) scaled to a unit Chebyshev ball; hits near phi = +-pi are copied
+    # across the seam so that a window that straddles it sees them
+    pts = np.column_stack([phi / chain_dphi, eta / chain_deta])
+    seam = np.abs(phi) > np.pi - chain_dphi
+    extra = np.flatnonzero(seam)
+    shifted = pts[extra].copy()
+    shifted[:, 0] -= np.sign(phi[extra]) * (2 * np.pi / chain_dphi)
+    tree = cKDTree(np.vstack([pts, shifted]))
+    owner = np.concatenate([np.arange(n), extra])
+    chains = np.empty(n, dtype=np.int64)
+    for i, nb in enumerate(tree.query_ball_point(pts, r=1.0 - 1e-12, p=np.inf)):
+        radii = np.sort(r[np.unique(owner[nb])])
+        chains[i] = 1 + int((np.diff(radii) > chain_gap_mm).sum())
+    return np.array([n, aligned, chains.max(), (chains >= chain_min).sum(), aligned / (k * n)],
+                    dtype=np.float64)

@@ -129,6 +129,15 @@ class TrackSimConfig:
             del d["signal_min_pt_gev"]
         return d
 
+    def for_process(self, process: str) -> TrackSimConfig:
+        """The settings that determine the events of ``process``: all of them, except that
+        background events (``"bkg"``, no signal decay) do not depend on
+        :attr:`signal_min_pt_gev`, which is dropped there, so that one background sample (and
+        its cache folder) serves every signal threshold."""
+        if process == "bkg" and self.signal_min_pt_gev is not None:
+            return dataclasses.replace(self, signal_min_pt_gev=None)
+        return self
+
     def digest(self) -> str:
         """Short hash of every setting; part of the cache key."""
         payload = json.dumps(self.to_dict(), sort_keys=True).encode()

@@ -347,6 +347,16 @@ class TrackPileupSizes:
         events cost ~25x a PU10 event in the kNN graph, so the target parts stay small."""
         return cls(300, 300, 160, 40, 40, 160)
 
+    @classmethod
+    def medium(cls, target_pileup: int = 50) -> TrackPileupSizes:
+        """Ours, for gs-bench's ``medium`` profile (issue 53: at least 3,000 training events and
+        1,000 Test-ID / Test-OOD events on a 2-core machine): 2550 + 2550 PU10 source events split
+        0.6 / 0.2 / 0.2 per class (3060 / 1020 / 1020; GeSS: 0.75 / 0.125 / 0.125, which would need
+        8,000 source events for 1,000 Test-ID), 900 target pairs: 260 for ood_val (520 events), 520
+        for ood_test (1040 events), a Par-Label pool of 120 pairs (240 events) after them, and all
+        900 as the O-Feature pool (which, as GeSS's, holds the ood_val / ood_test events)."""
+        return cls(2550, 2550, 900, 260, 520, 900, id_fractions=(0.6, 0.2, 0.2))
+
 
 def pileup_requests(
     target_pileup: int, sizes: TrackPileupSizes, source_pileup: int = 10
@@ -388,7 +398,7 @@ def build_track_pileup(
     target_pileup
         Target pileup level (GeSS: 50 or 90).
     sizes
-        ``"demo"`` (default, a few minutes on 2 cores), ``"ci"`` (ours), ``"paper"`` (GeSS table 4) or a
+        ``"demo"`` (default, a few minutes on 2 cores), ``"ci"`` / ``"medium"`` (ours), ``"paper"`` (GeSS table 4) or a
         :class:`TrackPileupSizes`.
     source_pileup
         Source pileup level (GeSS: 10).
@@ -400,8 +410,9 @@ def build_track_pileup(
         ``callback(done, total)`` after every simulated event (all samples together).
     """
     if isinstance(sizes, str):
-        if sizes not in ("demo", "ci", "paper"):
-            raise ValueError(f"sizes must be 'demo', 'ci', 'paper' or a TrackPileupSizes, got {sizes!r}")
+        if sizes not in ("demo", "ci", "medium", "paper"):
+            raise ValueError(
+                f"sizes must be 'demo', 'ci', 'medium', 'paper' or a TrackPileupSizes, got {sizes!r}")
         sizes = getattr(TrackPileupSizes, sizes)(target_pileup)
     if not isinstance(sizes, TrackPileupSizes):
         raise TypeError(f"sizes must be a TrackPileupSizes, got {type(sizes).__name__}")
@@ -477,6 +488,19 @@ class TrackSignalSizes:
         suite; apps/bench ``measured/ci-gess/probes-issue29``)."""
         return cls(600, 200, 120, 400)
 
+    @classmethod
+    def medium(cls) -> TrackSignalSizes:
+        """Ours, for gs-bench's ``medium`` profile (issue 53): 3280 background events split
+        1560 / 260 / 520 / 470 / 470 over train, iid_val, iid_test, ood_val, ood_test (+1000 for
+        the pools), 510 per source signal split 0.6 / 0.2 / 0.2 (train / iid_val / iid_test) and
+        3000 target-signal events split 0.6 / 0.2 / 0.2 (pool / ood_val / ood_test). That gives
+        3090 training events, 1030 Test-ID events (50 % signal) and Val-OOD and Test-OOD of 1070
+        events each, 56.1 % target signal (GeSS table 4: 2500 of 4475-4477, 55.9 %)."""
+        n_bkg = 3280
+        return cls(n_bkg, 1000, 510, 3000,
+                   bkg_fractions=tuple(k / n_bkg for k in (1560, 260, 520, 470, 470)),
+                   id_fractions=(0.6, 0.2, 0.2))
+
 
 def build_track_signal(
     target: str = "tau3mu",
@@ -498,7 +522,7 @@ def build_track_signal(
     target
         ``"tau3mu"``, ``"zp20"`` or ``"zp10"``.
     sizes
-        ``"demo"`` (default), ``"ci"`` (ours), ``"paper"`` or a :class:`TrackSignalSizes`.
+        ``"demo"`` (default), ``"ci"`` / ``"medium"`` (ours), ``"paper"`` or a :class:`TrackSignalSizes`.
     pileup, seed, cache_dir, n_workers, config, callback
         As in :func:`build_track_pileup`.
     """
@@ -506,8 +530,9 @@ def build_track_signal(
     if target not in TARGET_SIGNALS:
         raise ValueError(f"target must be one of {TARGET_SIGNALS}, got {target!r}")
     if isinstance(sizes, str):
-        if sizes not in ("demo", "ci", "paper"):
-            raise ValueError(f"sizes must be 'demo', 'ci', 'paper' or a TrackSignalSizes, got {sizes!r}")
+        if sizes not in ("demo", "ci", "medium", "paper"):
+            raise ValueError(
+                f"sizes must be 'demo', 'ci', 'medium', 'paper' or a TrackSignalSizes, got {sizes!r}")
         sizes = getattr(TrackSignalSizes, sizes)()
     if not isinstance(sizes, TrackSignalSizes):
         raise TypeError(f"sizes must be a TrackSignalSizes, got {type(sizes).__name__}")

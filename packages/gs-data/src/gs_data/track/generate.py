@@ -46,8 +46,9 @@ def default_cache_dir() -> Path:
 def sample_dir(
     process: str, pileup: int, seed: int, cache_dir: str | Path, config: TrackSimConfig
 ) -> Path:
-    """Folder of the sample ``(process, pileup, seed, config)`` inside ``cache_dir``."""
-    return Path(cache_dir) / f"{process}-pu{int(pileup)}-seed{int(seed)}-{config.digest()}"
+    """Folder of the sample ``(process, pileup, seed, config)`` inside ``cache_dir`` (keyed by
+    the settings the process depends on, :meth:`TrackSimConfig.for_process`)."""
+    return Path(cache_dir) / f"{process}-pu{int(pileup)}-seed{int(seed)}-{config.for_process(process).digest()}"
 
 
 def _check_int(name: str, value, minimum: int = 0) -> int:
@@ -250,8 +251,8 @@ def _plan(process, pileup, n, seed, cache_root, config) -> dict:
         "process": process,
         "pileup": pileup,
         "seed": seed,
-        "config": config.to_dict(),
-        "config_digest": config.digest(),
+        "config": config.for_process(process).to_dict(),
+        "config_digest": config.for_process(process).digest(),
     }
     plan = {
         "process": process,
