@@ -160,6 +160,53 @@ def test_track_signal_runs_with_its_subgroups(kinds, track_cache, monkeypatch):
     assert m["hparams"] == {"variant": "gess", "step_size": 0.01}  # GeSS's zp_10 value
 
 
+def test_selected_test_scoring_gives_the_every_epoch_values_and_position_rows(kinds):
+    """``test_scoring = "selected"`` (the medium profile) scores train and the test parts only at
+    the kept epochs: the record's four columns equal those of the every-epoch evaluation. A
+    Track record carries the position-only rows, each a fraction on both test parts (on
+    SYNTHETIC events here: their values mean nothing)."""
+    name, settings, _ = kinds["track"]
+    every = gess.run_job(_job(name, "erm", settings))
+    sel = gess.run_job(_job(name, "erm", {**settings, "test_scoring": "selected"}))
+    for k in ("id_sel_test_id", "id_sel_test_ood", "ood_sel_test_id", "ood_sel_test_ood", "id_sel_epoch"):
+        assert sel[k] == pytest.approx(every[k], abs=1e-6), k
+    assert set(sel["position_baselines"]) == set(gess.POSITION_ROWS)
+    for row in sel["position_baselines"].values():
+        assert 0 <= row["test_id"] <= 1 and 0 <= row["test_ood"] <= 1
+    assert gess.train_config(name, "erm", {"test_scoring": "selected"}, 0).final_parts == \
+        ("train", "iid_test", "ood_test")
+    with pytest.raises(ValueError, match="test_scoring must be"):
+        gess.Settings(test_scoring="never")
+
+
+def test_negative_control_trains_erm_on_permuted_train_labels(kinds, monkeypatch):
+    """``erm-shuffled``: ERM on the train labels permuted among the train events (class balance
+    kept, seeded by the job's seed); validation and test labels untouched."""
+    import torch
+
+    name, settings, _ = kinds["track"]
+    seen = {}
+    real_fit = __import__("gs_algos").fit_graph
+
+    def spy(model, parts, *a, **kw):
+        seen["train"] = [float(g.y) for g in parts["train"]]
+        seen["iid_val"] = [float(g.y) for g in parts["iid_val"]]
+        return real_fit(model, parts, *a, **kw)
+
+    monkeypatch.setattr("gs_algos.fit_graph", spy)
+    gess.run_job(_job(name, "erm", settings))
+    plain = dict(seen)
+    m = gess.run_job(_job(name, "erm-shuffled", settings))
+    assert m["level"] == "no-info" and gess.level_of("erm-shuffled") == "no-info"
+    assert sorted(seen["train"]) == sorted(plain["train"]) and seen["train"] != plain["train"]
+    assert seen["iid_val"] == plain["iid_val"]
+    graphs = [type("G", (), {"y": torch.tensor([float(i % 2)])})() for i in range(20)]
+    gess.shuffle_labels(graphs, 3)
+    again = [type("G", (), {"y": torch.tensor([float(i % 2)])})() for i in range(20)]
+    gess.shuffle_labels(again, 3)
+    assert [float(g.y) for g in graphs] == [float(g.y) for g in again]  # seeded
+
+
 def test_tl_larger_than_the_pool_is_an_error_not_a_clamp(kinds):
     name, settings, _ = kinds["molecular-fidelity"]
     with pytest.raises(ValueError, match=r"tl-47: Par-Label needs 47 labelled OOD samples but the pool holds 46"):
@@ -344,6 +391,20 @@ def test_tl_rows_share_one_erm_pretraining_with_the_same_results(kinds, tmp_path
                         "workdir": str(tmp_path)})
     assert off["pretrain_cached"] is False
     assert len(list((tmp_path / "members").glob("*.pt"))) == 2
+
+
+def test_the_erm_job_stores_the_tl_rows_pretraining(kinds, tmp_path):
+    """The ERM job of a grid point trains exactly the TL rows' pre-training (issue 53's budget):
+    it stores it, the TL row then loads it, with the results of training it afresh."""
+    name, settings, _ = kinds["molecular-fidelity"]
+    keys = ("id_sel_test_id", "id_sel_test_ood", "ood_sel_test_id", "ood_sel_test_ood")
+    erm = gess.run_job({**_job(name, "erm", settings), "workdir": str(tmp_path)})
+    assert len(list((tmp_path / "members").glob("*.pt"))) == 1
+    tl = gess.run_job({**_job(name, "tl-5", settings), "workdir": str(tmp_path)})
+    assert tl["pretrain_cached"] is True and tl["pretrain_epoch"] == erm["id_sel_epoch"]
+    fresh = gess.run_job(_job(name, "tl-5", settings))
+    assert fresh["pretrain_cached"] is False
+    assert [tl[k] for k in keys] == pytest.approx([fresh[k] for k in keys], abs=1e-9)
 
 
 def test_order_jobs_puts_tl_rows_last_smallest_n_first():
@@ -598,12 +659,12 @@ def test_no_finding_holds_where_erm_does_no_better_than_the_trivial_baseline():
     got = _findings(recs)
     assert len(got) == 9
     for key, verdict in got.items():
-        assert verdict.startswith("not decided: ERM did not learn (ERM Test-ID "), key
+        assert verdict.startswith("not decided: ERM did not learn on Test-ID (ERM "), key
         assert "holds" not in verdict
     assert got[("ERM does", "track-pileup-pu50")] == \
-        "not decided: ERM did not learn (ERM Test-ID 80.00 vs majority class 80.00)"
+        "not decided: ERM did not learn on Test-ID (ERM 80.00 vs majority class 80.00; needs more than 10.00 points)"
     assert got[("ERM does", "molecular-fidelity")] == \
-        "not decided: ERM did not learn (ERM Test-ID 0.300 vs train mean 0.300)"
+        "not decided: ERM did not learn on Test-ID (ERM 0.300 vs train mean 0.300)"
 
 
 def test_guard_uses_the_strongest_baseline_and_its_exact_margins():
@@ -619,17 +680,45 @@ def test_guard_uses_the_strongest_baseline_and_its_exact_margins():
     assert all(v.startswith("not decided") for v in _findings(track(0.699, 0.60)).values())
     # the hit-count threshold is the stronger baseline: 5 points below it is not enough
     got = _findings(track(0.80, 0.50, hit=0.75))
-    assert set(got.values()) == {"not decided: ERM did not learn (ERM Test-ID 80.00 vs hit-count threshold 75.00)"}
+    assert set(got.values()) == {
+        "not decided: ERM did not learn on Test-ID (ERM 80.00 vs hit-count threshold 75.00; needs more than 10.00 points)"}
     # MAE: at most 0.8 x the train-mean predictor's
     def fid(erm_id):
-        return [_record("molecular-fidelity", "erm", erm_id, 1.5, "mae",
+        return [_record("molecular-fidelity", "erm", erm_id, 0.9, "mae",
                         baselines={"train mean": {"test_id": 1.0, "test_ood": 1.2}})]
 
     assert _findings(fid(0.8))[("ERM does", "molecular-fidelity")] == "holds"
     assert _findings(fid(0.81))[("ERM does", "molecular-fidelity")] == \
-        "not decided: ERM did not learn (ERM Test-ID 0.810 vs train mean 1.000)"
+        "not decided: ERM did not learn on Test-ID (ERM 0.810 vs train mean 1.000)"
     assert gess.learned(0.70, 0.60, False) and not gess.learned(0.6999, 0.60, False)
     assert gess.learned(0.8, 1.0, True) and not gess.learned(0.8001, 1.0, True)
+
+
+def test_a_test_ood_column_at_trivial_level_gives_not_decided_per_column():
+    """Issue 53: every verdict is guarded per column. ERM learned Test-ID (90 against a hit-count
+    row at 60) but its Test-OOD sits within noise of the hit-count row's Test-OOD (55 against 53,
+    with 1,000 test events): every finding on that case, all of which rest on Test-OOD, is "not
+    decided", naming the column; with ERM's Test-OOD well above the row (75), they are judged."""
+    def case(erm_ood, n=1000):
+        b = {"majority class": {"test_id": 0.5, "test_ood": 0.5},
+             "hit-count threshold": {"test_id": 0.60, "test_ood": 0.53, "threshold": 9.0, "signal": "above"}}
+        return [_record("track-signal-tau3mu", "erm", 0.90, erm_ood, baselines=b, n_test=n),
+                _record("track-signal-tau3mu", "dann", 0.90, erm_ood + 0.2, n_test=n),
+                _record("track-signal-tau3mu", "vrex", 0.90, erm_ood - 0.2, n_test=n)]
+
+    got = _findings(case(0.55))
+    assert len(got) == 3 and all(
+        v.startswith("not decided: ERM did not learn on Test-OOD (ERM 55.00 vs hit-count threshold 53.00; "
+                     "needs more than 10.00 points)") for v in got.values()), got
+    judged = _findings(case(0.75))
+    assert judged[("DA (DANN)", "track-signal-tau3mu")] == "holds"
+    assert judged[("ERM does", "track-signal-tau3mu")] == "holds"
+    # the margin is the larger of 10 points and 2 SE of the difference: with 40 test events
+    # 2 SE is about 21 points, so 25 points above the row are needed, 20 are not enough
+    few = _findings(case(0.73, n=40))
+    assert all("did not learn on Test-OOD" in v and "needs more than 21." in v for v in few.values()), few
+    ok, margin = gess.column_learned(case(0.80, n=40)[:1], "ood", 0.53)
+    assert ok and margin == pytest.approx(2 * math.sqrt(0.8 * 0.2 / 40 + 0.53 * 0.47 / 40))
 
 
 def test_records_without_baselines_give_not_decided_and_no_baseline_row():

@@ -96,7 +96,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "run resumes where it stopped when you re-run the same command.",
     )
     run.add_argument("suite", help="suite name (see `gs-bench list`) or path to a suite .toml")
-    run.add_argument("--profile", default=None, choices=PROFILES, help="demo (the default: embedded data, minutes; where a suite file has no [profiles.demo], its [grid] and [settings] as written, and the plan line says so), ci (real data in ../shared/datasets), paper (a suite's paper protocol where it defines one, e.g. gess on a GPU; else as full), full (the whole grid at paper scale)")
+    run.add_argument("--profile", default=None, choices=PROFILES, help="demo (the default: embedded data, minutes; where a suite file has no [profiles.demo], its [grid] and [settings] as written, and the plan line says so), ci (real data in ../shared/datasets), medium (gess only: the Track cases at ~3,000 training events, for days of background work on a small machine), paper (a suite's paper protocol where it defines one, e.g. gess on a GPU; else as full), full (the whole grid at paper scale)")
     run.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets (overrides the profile)")
     run.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods (overrides the profile; the gess suite's algorithms, e.g. erm dir tl-100)")
     run.add_argument("--backbones", nargs="+", metavar="NAME", help="only these backbones (suites with a backbone axis: gess)")

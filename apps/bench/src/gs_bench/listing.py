@@ -5,7 +5,15 @@ accepted values, the source of the default and what it does (from the runner's t
 
 from __future__ import annotations
 
-from gs_bench.suites import PROFILES, available_suites, expand_jobs, load_suite, setting_text
+from gs_bench.suites import (
+    OPTIONAL_PROFILES,
+    PROFILES,
+    available_suites,
+    expand_jobs,
+    load_suite,
+    setting_text,
+    suite_profiles,
+)
 
 __all__ = ["listing_text", "print_listing", "settings_text"]
 
@@ -24,6 +32,8 @@ def listing_text() -> str:
         if base.paper:
             lines.append(f"  paper: {base.paper}")
         for profile in PROFILES:
+            if profile in OPTIONAL_PROFILES and profile not in suite_profiles(name):
+                continue
             cfg = load_suite(name, profile)
             n = len(expand_jobs(cfg))  # grid x seeds less the [[exclude]] rules
             lines.append(f"  --profile {profile:<5} {n:>6} (grid points × seeds)  {cfg.description}")

@@ -71,6 +71,8 @@ __all__ = [
     "expand_jobs",
     "job_key",
     "PROFILES",
+    "OPTIONAL_PROFILES",
+    "suite_profiles",
     "ProfileTable",
     "SuiteFile",
     "runner_schema",
@@ -84,7 +86,9 @@ __all__ = [
     "UNSET",
 ]
 
-PROFILES = ("demo", "ci", "paper", "full")
+PROFILES = ("demo", "ci", "medium", "paper", "full")
+#: Profiles that a suite has only where its file defines them (listed only there).
+OPTIONAL_PROFILES = ("medium",)
 
 
 class SuiteConfigError(ValueError):
@@ -249,6 +253,12 @@ class Job:
 def available_suites() -> list[str]:
     folder = importlib.resources.files("gs_bench") / "suites"
     return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def suite_profiles(name_or_path: str) -> list[str]:
+    """The ``[profiles.<name>]`` tables a suite file defines (unchecked)."""
+    profiles = _read_toml(name_or_path)[0].get("profiles", {})
+    return sorted(profiles) if isinstance(profiles, dict) else []
 
 
 def _read_toml(name_or_path: str) -> tuple[dict[str, Any], str]:

@@ -51,7 +51,9 @@ from gs_bench.runner import SuiteRunner
 from gs_bench.runners.gess.baselines import (
     BASELINE_OF_METRIC,
     HIT_COUNT,
+    POSITION_ROWS,
     baseline_values,
+    position_baselines,
     trivial_baselines,
 )
 from gs_bench.runners.gess.checks import (
@@ -70,6 +72,7 @@ from gs_bench.runners.gess.findings import (
     GUARD_MAE_RATIO,
     GUARD_POINTS,
     NOISE_Z,
+    column_learned,
     learned,
     metric_variance,
     orderings,
@@ -80,6 +83,7 @@ from gs_bench.runners.gess.job import (
     pool_halves,
     pretrain_cache,
     run_job,
+    shuffle_labels,
     standardize_default,
     train_config,
 )
@@ -97,8 +101,10 @@ from gs_bench.runners.gess.spec import (
     GESS_HPARAMS,
     INAPPLICABLE,
     LEVELS,
+    NEGATIVE_CONTROL,
     O_FEATURE,
     PAPER_TL,
+    TEST_SCORINGS,
     TRACK_SIZES,
     Grid,
     Settings,
@@ -120,7 +126,9 @@ __all__ = ["AXIS_ALIASES", "DATASETS", "BACKBONES", "ALGORITHMS", "O_FEATURE", "
            "graph_parts", "model_inputs", "standardize_default", "train_config", "model_overrides", "run_job",
            "pool_halves", "pretrain_cache", "order_jobs", "BASELINE_OF_METRIC", "HIT_COUNT",
            "trivial_baselines", "baseline_values", "learning_curves", "mean_curve", "figures",
-           "FINDINGS", "GUARD_POINTS", "GUARD_MAE_RATIO", "NOISE_Z", "learned", "metric_variance", "orderings",
+           "FINDINGS", "GUARD_POINTS", "GUARD_MAE_RATIO", "NOISE_Z", "learned", "column_learned",
+           "metric_variance", "orderings", "NEGATIVE_CONTROL", "TEST_SCORINGS", "shuffle_labels",
+           "POSITION_ROWS", "position_baselines",
            "SELECTION_COLUMNS", "tables", "same_selection_comment", "part_sizes", "RUNNER"]
 
 # the single-file runner's names of its helpers (tests and apps/bench/checks scripts read some)

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BASELINE_OF_METRIC", "HIT_COUNT", "trivial_baselines", "baseline_values"]
+__all__ = ["BASELINE_OF_METRIC", "HIT_COUNT", "POSITION_ROWS", "trivial_baselines", "baseline_values",
+           "position_baselines"]
 
 #: The report's name of the trivial baseline of each metric (its "algorithm" cell):
 #: accuracy, the majority class of ``train``; ROC-AUC, 50 by definition (any constant score);
@@ -74,13 +75,67 @@ def trivial_baselines(parts: dict[str, list], case) -> dict[str, dict[str, Any]]
     return out
 
 
-def baseline_values(erm: Sequence[dict[str, Any]]) -> dict[str, dict[str, list[float]]]:
+#: The position-only rows of a Track table (issue 53): name -> what it is. Not trivial: each
+#: reads the tracks' geometry. They are shown beside the models; the findings' guard uses the
+#: trivial rows only.
+POSITION_ROWS = {
+    "aligned-edge count": "one threshold on the number of kNN edges (k = 5, unit directions) whose "
+                          "hits keep their azimuth (|dphi| < 0.002) while their polar angle changes "
+                          "(|dtheta| > 0.005)",
+    "straightest chain": "one threshold on the longest run of hits at distinct radii (> 20 mm "
+                         "apart) within |dphi| < 0.005 and |deta| < 0.05 of one hit",
+    "position logistic regression": "a logistic regression on 5 position features (hit count, "
+                                    "aligned edges and their fraction, the straightest chain, "
+                                    "hits on chains of 5 or more radii), standardised on train",
+}
+
+
+def position_baselines(parts: dict[str, list]) -> dict[str, dict[str, Any]]:
+    """The position-only rows (:data:`POSITION_ROWS`) of a Track job, fitted on its ``train``
+    part and scored on its Test-ID and Test-OOD (fractions; ``None`` for an empty part), from
+    the events' ``position_summary`` (:func:`gs_data.track.position_features` of the raw hit
+    positions, attached by :func:`~gs_bench.runners.gess.data.graph_parts`). ``{}`` without
+    summaries or with one class in train."""
+    from sklearn.linear_model import LogisticRegression
+
+    import gs_metrics as gm
+    from gs_data.track import POSITION_FEATURES
+
+    def table(part: str) -> tuple[np.ndarray, np.ndarray]:
+        gs = [g for g in parts.get(part, []) if getattr(g, "position_summary", None) is not None]
+        if not gs:
+            return np.zeros((0, len(POSITION_FEATURES))), np.zeros(0)
+        x = np.concatenate([g.position_summary.reshape(1, -1).double().numpy() for g in gs])
+        return x, np.asarray([float(g.y.reshape(-1)[0]) for g in gs])
+
+    xtr, ytr = table("train")
+    if xtr.shape[0] == 0 or len(np.unique(ytr)) < 2:
+        return {}
+    tests = {k: table(p) for k, p in _TESTS.items()}
+    col = {name: POSITION_FEATURES.index(name) for name in POSITION_FEATURES}
+    out: dict[str, dict[str, Any]] = {}
+    for row, feature in (("aligned-edge count", "aligned_edges"), ("straightest chain", "straightest_chain")):
+        rule = gm.fit_threshold_classifier(xtr[:, col[feature]], ytr)
+        out[row] = {**{k: (_finite_or_none(rule.accuracy(x[:, col[feature]], y)) if y.size else None)
+                       for k, (x, y) in tests.items()},
+                    "threshold": _finite_or_none(rule.threshold), "signal": "above" if rule.side else "below"}
+    mu, sd = xtr.mean(0), xtr.std(0)
+    sd[sd == 0] = 1.0
+    clf = LogisticRegression(max_iter=2000).fit((xtr - mu) / sd, ytr.astype(int))
+    out["position logistic regression"] = {
+        k: (float((clf.predict((x - mu) / sd) == y.astype(int)).mean()) if y.size else None)
+        for k, (x, y) in tests.items()}
+    return out
+
+
+def baseline_values(erm: Sequence[dict[str, Any]], key: str = "baselines") -> dict[str, dict[str, list[float]]]:
     """``{baseline name: {"test_id": [...], "test_ood": [...]}}`` over the records ``erm``
     that carry ``baselines`` (:func:`trivial_baselines`; records written before it have none),
-    missing values left out; a baseline without any value is left out."""
+    missing values left out; a baseline without any value is left out. ``key =
+    "position_baselines"``: the position-only rows (:func:`position_baselines`)."""
     out: dict[str, dict[str, list[float]]] = {}
     for r in erm:
-        for name, b in (r["metrics"].get("baselines") or {}).items():
+        for name, b in (r["metrics"].get(key) or {}).items():
             for test in ("test_id", "test_ood"):
                 v = b.get(test)
                 if v is not None and math.isfinite(v):

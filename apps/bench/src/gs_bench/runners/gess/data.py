@@ -13,7 +13,7 @@ import numpy as np
 from gs_bench.runners.gess.checks import data_problem
 from gs_bench.runners.gess.spec import DATASETS, Settings, track_sim_config, track_sizes
 
-__all__ = ["load_dataset", "unit_coordinates", "graph_parts", "model_inputs"]
+__all__ = ["load_dataset", "unit_coordinates", "graph_parts", "model_inputs", "SUMMARY_PARTS"]
 
 
 def load_dataset(name: str, settings: Settings | Mapping[str, Any], level: str):
@@ -66,7 +66,13 @@ def unit_coordinates(pos):
 _unit = unit_coordinates  # graph_parts' keyword of the same name shadows the function there
 
 
-def graph_parts(ds, level: str, unit_coordinates: bool = False, knn_k: int | None = None) -> dict[str, list]:
+#: The parts whose events carry ``position_summary`` (:func:`graph_parts`): the baselines are
+#: fitted on train and scored on the two test parts.
+SUMMARY_PARTS = ("train", "iid_test", "ood_test")
+
+
+def graph_parts(ds, level: str, unit_coordinates: bool = False, knn_k: int | None = None,
+                position_summary: bool = False) -> dict[str, list]:
     """PyG graphs per split part, each with ``y`` (1,) float and ``domain``: the source
     subgroup of GeSS (table 6; ``split.groups``). Items without a subgroup (Track-Signal
     background events, target items) get one extra id after the subgroups.
@@ -75,7 +81,11 @@ def graph_parts(ds, level: str, unit_coordinates: bool = False, knn_k: int | Non
     instead of once per batch and epoch (the backbones take it through gs-algos'
     ``knn_kwargs``; GeSS builds it in every forward pass). Graphs without points (a
     simulated Track event in which no particle reached the detector: 2 of the 1200 ci-size
-    Track-Signal events) are left out; the record's ``sizes`` count what was used."""
+    Track-Signal events) are left out; the record's ``sizes`` count what was used.
+    ``position_summary`` (Track): the graphs of :data:`SUMMARY_PARTS` carry
+    ``position_summary``, a (1, F) float tensor of :func:`gs_data.track.position_features` of
+    their raw hit positions (mm, before ``unit_coordinates``), for the position-only baselines;
+    the backbones never read it."""
     import torch
 
     from gs_models import knn_graph
@@ -99,6 +109,11 @@ def graph_parts(ds, level: str, unit_coordinates: bool = False, knn_k: int | Non
             if g.pos.size(0) == 0:  # an event without hits (simulated Track): nothing to learn
                 continue
             g.domain = torch.tensor(int(codes[i]))
+            if position_summary and part in SUMMARY_PARTS:
+                from gs_data.track import position_features
+
+                g.position_summary = torch.as_tensor(
+                    position_features(g.pos.double().numpy()), dtype=torch.float32).reshape(1, -1)
             g.y = g.y.reshape(-1).float()
             if unit_coordinates:
                 g.pos = _unit(g.pos)

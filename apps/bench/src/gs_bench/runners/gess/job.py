@@ -12,14 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from gs_bench.runners.gess.baselines import trivial_baselines
+from gs_bench.runners.gess.baselines import position_baselines, trivial_baselines
 from gs_bench.runners.gess.checks import fingerprint
 from gs_bench.runners.gess.curves import learning_curves
 from gs_bench.runners.gess.data import graph_parts, load_dataset, model_inputs
 from gs_bench.runners.gess.spec import (
     BACKBONES,
     DATASETS,
+    DEFERRED_PARTS,
     INAPPLICABLE,
+    NEGATIVE_CONTROL,
     Settings,
     check_algorithm,
     level_of,
@@ -28,7 +30,7 @@ from gs_bench.runners.gess.spec import (
 )
 
 __all__ = ["standardize_default", "train_config", "model_overrides", "run_job", "pool_halves", "pretrain_cache",
-           "order_jobs"]
+           "order_jobs", "shuffle_labels"]
 
 _EVAL_PARTS = ("train", "iid_val", "iid_test", "ood_val", "ood_test")
 
@@ -80,6 +82,8 @@ def train_config(name: str, algorithm: str, settings: Settings | Mapping[str, An
         changes.update(norm_stats_graphs=int(st.norm_stats_graphs))
     if cfg.iterations_per_epoch is not None and st.iterations_per_epoch:
         changes.update(iterations_per_epoch=int(st.iterations_per_epoch))
+    if st.test_scoring == "selected":
+        changes.update(final_parts=DEFERRED_PARTS)
     return cfg.replace(**changes) if changes else cfg
 
 
@@ -113,7 +117,10 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"{name} x {algo}: {reason}")
     level = level_of(algo)
     ds = load_dataset(name, st, level)
-    parts = graph_parts(ds, level, unit_coordinates=case.family == "track", knn_k=case.knn_k)
+    track = case.family == "track"
+    parts = graph_parts(ds, level, unit_coordinates=track, knn_k=case.knn_k, position_summary=track)
+    if algo == NEGATIVE_CONTROL:
+        shuffle_labels(parts["train"], seed)
     in_ch, categorical = model_inputs(ds, case)
     # the device comes from the executor (gs-bench run --device), not the settings: not in the key
     device = job.get("device", "auto")
@@ -153,10 +160,18 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
                                 train_config(name, algo, st, seed, device=device), seed=seed,
                                 pool_halves=halves)
     else:
-        meth = METHODS[algo](**kwargs)
+        meth = METHODS["erm" if algo == NEGATIVE_CONTROL else algo](**kwargs)
         target = parts.get("train_target") if level == "o-feature" else None
-        res = fit_graph(model, eval_parts, meth, train_config(name, algo, st, seed, device=device),
-                        target=target)
+        cfg = train_config(name, algo, st, seed, device=device)
+        res = fit_graph(model, eval_parts, meth, cfg, target=target)
+        if algo == "erm":
+            # the ERM job's training is the TL rows' pre-training (the same No-Info config,
+            # method, seed and model; the weights of the best Val-ID epoch): store it for them
+            cache = pretrain_cache(job)
+            if cache is not None:
+                key = cache.key("gess-erm-pretrain", seed, cfg, model)
+                if not cache.path(key).is_file():
+                    cache.save(key, model, res.best.epoch)
     out: dict[str, Any] = {"metric": case.metric, "level": level, "epochs_run": res.epochs_run,
                            "hparams": {k: v for k, v in kwargs.items()}, "hparams_source": source,
                            "stand_in": case.stand_in}
@@ -167,11 +182,25 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         out[f"{sel}_sel_epoch"] = int(track.epoch)
     out["sizes"] = {k: len(v) for k, v in parts.items()}
     out["baselines"] = trivial_baselines(parts, case)
+    if track:
+        out["position_baselines"] = position_baselines(parts)
     out["curves"] = learning_curves(res.history, case.metric)
     if n_tl is not None:
         out.update({"tl_n": n_tl, "pretrain_epoch": int(pre_epoch), "pretrain_cached": pretrain_cached,
                     "par_label_draw": "gess" if halves is not None else "uniform"})
     return out
+
+
+def shuffle_labels(graphs: list, seed: int) -> None:
+    """The negative control (:data:`~gs_bench.runners.gess.spec.NEGATIVE_CONTROL`): the train
+    graphs' labels permuted among them, seeded by the job's seed (the class balance is kept,
+    every link between an event and its label is cut). In place."""
+    import torch
+
+    ys = [g.y for g in graphs]
+    order = np.random.default_rng(np.random.SeedSequence([int(seed), 0x5F1]).generate_state(1)[0]).permutation(len(ys))
+    for g, i in zip(graphs, order.tolist(), strict=True):
+        g.y = torch.as_tensor(ys[i]).clone()
 
 
 def pool_halves(ds, settings: Settings | Mapping[str, Any]) -> np.ndarray | None:

@@ -10,11 +10,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from gs_bench.report import Table, fmt_mean_std, group_records
-from gs_bench.runners.gess.baselines import baseline_values
+from gs_bench.runners.gess.baselines import POSITION_ROWS, baseline_values
 from gs_bench.runners.gess.findings import orderings
 from gs_bench.runners.gess.spec import DATASETS, Settings, algorithm_rank
 
-__all__ = ["SELECTION_COLUMNS", "SELECTION_HEADERS", "tables", "ours_not_gess", "same_selection_comment", "part_sizes"]
+__all__ = ["SELECTION_COLUMNS", "SELECTION_HEADERS", "tables", "ours_not_gess", "same_selection_comment", "part_sizes",
+           "noise_sentence", "position_comparison"]
 
 #: The table columns after backbone / algorithm / info level, as (selection, test part): GeSS's
 #: two columns first, then the crossed ones. GeSS's code keeps two checkpoints per run
@@ -48,7 +49,12 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         for name, vals in baseline_values(erm).items():
             cells = [fmt_mean_std(vals[t], scale=scale, digits=3 if metric == "mae" else 2) for t in ("test_id", "test_ood")]
             base_rows.append(["—", name, "trivial", *cells, *cells])  # (id, ood) twice: SELECTION_COLUMNS
-        rows = base_rows + rows
+        pos_rows = []
+        for name, vals in baseline_values(erm, "position_baselines").items():
+            cells = [fmt_mean_std(vals[t], scale=scale) for t in ("test_id", "test_ood")]
+            pos_rows.append(["—", name, "position-only", *cells, *cells])
+        model_rows = rows
+        rows = base_rows + pos_rows + rows
         from gs_data.geometric import GEOMETRIC_METRICS
 
         label = GEOMETRIC_METRICS.get(metric, metric)
@@ -73,9 +79,16 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
                     "the ERM records." if base_rows else
                     "No trivial baseline row: the ERM records carry none (written before gs-bench "
                     "stored them), so the findings on this dataset are not decided.")
+                 + (" Info level \"position-only\" (Track, issue 53): physics rules that read the "
+                    "hits' positions with no learning beyond one fit on train (the same in every "
+                    "selection column; values from the ERM records): "
+                    + "; ".join(f"{r[1]}: {POSITION_ROWS.get(r[1], r[1])}" for r in pos_rows) + "."
+                    if pos_rows else "")
                  + (f" Samples per part: {sizes}." if sizes else "")
+                 + noise_sentence(groups, keys, metric)
+                 + position_comparison(pos_rows, model_rows, erm)
                  + ours_not_gess([r for k in keys for r in groups[k]])
-                 + same_selection_comment(rows[len(base_rows):], [r for k in keys for r in groups[k]]),
+                 + same_selection_comment(model_rows, [r for k in keys for r in groups[k]]),
         ))
     order = orderings(records)
     if order.rows:
@@ -126,6 +139,60 @@ def same_selection_comment(rows: Sequence[Sequence[str]], records: Sequence[dict
                 "validation curves can peak apart.")
     return text + ("The two selections picked different epochs in some runs, with the same test values."
                    if pairs else "The records do not say which epochs were selected.")
+
+
+def noise_sentence(groups: dict, keys: list, metric: str) -> str:
+    """The test-part sizes of a dataset table and the margin they allow (ACC / AUC): 2 standard
+    errors of one accuracy at 50 % (the widest, ``2 sqrt(0.25 / n)``) and of the difference of
+    two independent ones (``sqrt(2)`` times that), in points; ``""`` for MAE or without sizes."""
+    if metric not in ("accuracy", "auroc"):
+        return ""
+    sizes: dict[str, int] = {}
+    for key in keys:
+        for r in groups[key]:
+            for part, n in (r["metrics"].get("sizes") or {}).items():
+                sizes.setdefault(part, int(n))
+    bits = []
+    for part, label in (("iid_test", "Test-ID"), ("ood_test", "Test-OOD")):
+        n = sizes.get(part)
+        if n:
+            one = 100.0 * 2.0 * (0.25 / n) ** 0.5
+            bits.append(f"{label} {n} events: 2 SE at most {one:.1f} points for one value, "
+                        f"{one * 2 ** 0.5:.1f} for a difference of two")
+    return (" Noise: " + "; ".join(bits) + " (binomial, at 50 %; the seeds' spread comes on top)."
+            if bits else "")
+
+
+def position_comparison(pos_rows: Sequence[Sequence[str]], model_rows: Sequence[Sequence[str]],
+                        erm: Sequence[dict[str, Any]]) -> str:
+    """A sentence per column (GeSS's Test-ID, ID-selected, and Test-OOD, OOD-selected) saying
+    whether the strongest position-only row beats every model row of the table, from the
+    records' means (``pos_rows`` / ``model_rows``: the table's rows, cells as
+    :data:`SELECTION_COLUMNS`); ``""`` without position rows. The negative control
+    (``erm-shuffled``) does not count as a model."""
+    if not pos_rows or not model_rows:
+        return ""
+
+    def mean(cell: str) -> float | None:
+        try:
+            return float(cell.split(" ")[0])
+        except (ValueError, IndexError):
+            return None
+
+    out = []
+    for i, label in ((3, "Test-ID"), (4, "Test-OOD")):
+        pos = [(mean(r[i]), r[1]) for r in pos_rows if mean(r[i]) is not None]
+        mod = [(mean(r[i]), f"{r[1]} ({r[0]})") for r in model_rows
+               if mean(r[i]) is not None and r[1] != "erm-shuffled"]
+        if not pos or not mod:
+            continue
+        (pv, pn), (mv, mn) = max(pos), max(mod)
+        if pv > mv:
+            out.append(f"on {label} the position-only {pn} ({pv:.2f}) beats every model (best: {mn}, {mv:.2f})")
+        else:
+            out.append(f"on {label} the best model, {mn} ({mv:.2f}), is at or above the strongest "
+                       f"position-only row ({pn}, {pv:.2f})")
+    return (" **Position-only rows against the models:** " + "; ".join(out) + ".") if out else ""
 
 
 def part_sizes(groups: dict, keys: list) -> str:

@@ -24,6 +24,7 @@ from gs_bench.suites import SuiteConfigError, TypedSettings, check_choice, check
 
 __all__ = ["AXIS_ALIASES", "DATASETS", "BACKBONES", "ALGORITHMS", "O_FEATURE", "PAPER_TL", "LEVELS",
            "INAPPLICABLE", "GESS_HPARAMS", "TRACK_SIZES", "DOMAIN_HEADS", "PAR_LABEL_DRAWS",
+           "TEST_SCORINGS", "DEFERRED_PARTS", "NEGATIVE_CONTROL",
            "Grid", "Settings", "algorithm_names", "tl_size", "level_of", "algorithm_rank",
            "check_algorithm", "check_hparams", "method_params", "track_sim_config", "track_sizes"]
 
@@ -105,15 +106,24 @@ del _case
 #: Track sizes by name (``track_sizes``) besides gs-data's ``demo`` / ``ci`` / ``paper``
 #: (:data:`_NAMED_TRACK_SIZES`): ``{name: {shift: sizes}}``, for a check script or a test.
 TRACK_SIZES: dict[str, dict[str, Any]] = {}
-#: gs-data's named Track sizes: ``demo``, ``paper`` (GeSS table 4) and ``ci`` (ours: about a
-#: thousand events per case; Par-Label pools of 160 / 500 events).
-_NAMED_TRACK_SIZES = ("demo", "ci", "paper")
+#: gs-data's named Track sizes: ``demo``, ``paper`` (GeSS table 4), ``ci`` (ours: about a
+#: thousand events per case; Par-Label pools of 160 / 500 events) and ``medium`` (ours: about
+#: 3,000 training and 1,000 Test-ID / Test-OOD events per case).
+_NAMED_TRACK_SIZES = ("demo", "ci", "medium", "paper")
 #: ``domain_head``: GeSS's source-vs-target discriminator (DANN) / source-vs-target CORAL, or
 #: one domain per source subgroup plus the target (ours).
 DOMAIN_HEADS = ("binary", "subgroups")
 #: ``par_label_draw``: GeSS's half of N from each of the pool's Val-OOD and Test-OOD parts
 #: (appendix C.1), or N from the whole pool (ours).
 PAR_LABEL_DRAWS = ("gess", "uniform")
+#: ``test_scoring``: every part every epoch (GeSS's code) or the train and test parts only at
+#: the epochs the selections keep (ours; :attr:`gs_algos.TrainConfig.final_parts`).
+TEST_SCORINGS = ("every-epoch", "selected")
+#: The scored parts that ``test_scoring = "selected"`` leaves out of the per-epoch evaluation.
+DEFERRED_PARTS = ("train", "iid_test", "ood_test")
+#: The negative control (ours, issue 53): ERM trained on the train labels permuted (seeded by
+#: the job's seed), on the same events; whatever it scores above the trivial rows is a leak.
+NEGATIVE_CONTROL = "erm-shuffled"
 
 
 def track_sizes(name: str, shift: str, target_pileup: int = 50):
@@ -124,7 +134,7 @@ def track_sizes(name: str, shift: str, target_pileup: int = 50):
     if name in TRACK_SIZES:
         return TRACK_SIZES[name][shift]
     if name not in _NAMED_TRACK_SIZES:
-        raise SuiteConfigError(f"track_sizes must be 'demo', 'ci' or 'paper', got {name!r}")
+        raise SuiteConfigError(f"track_sizes must be 'demo', 'ci', 'medium' or 'paper', got {name!r}")
     if shift == "pileup":
         return getattr(TrackPileupSizes, name)(target_pileup)
     return getattr(TrackSignalSizes, name)()
@@ -186,8 +196,8 @@ class Settings(TypedSettings):
     moleculeace_dir: str | None = setting(
         None, cite="gs-bench (unset: the MoleculeACE package's data)", allowed="a path or unset")
     track_sizes: str = setting(
-        "demo", cite="gs-data's demo sizes ('paper': GeSS table 4; 'ci': ours)",
-        allowed="demo, ci, paper, or a size added to TRACK_SIZES (gs_bench.runners.gess) from Python")
+        "demo", cite="gs-data's demo sizes ('paper': GeSS table 4; 'ci', 'medium': ours)",
+        allowed="demo, ci, medium, paper, or a size added to TRACK_SIZES (gs_bench.runners.gess) from Python")
     track_cache_dir: str | None = setting(
         None, cite="gs-bench (unset: gs-data's Track event cache)", allowed="a path or unset")
     track_seed: int = setting(0, cite="gs-bench (not in GeSS)", allowed="an integer",
@@ -245,6 +255,13 @@ class Settings(TypedSettings):
     share_pretraining: bool = setting(
         True, cite="gs-bench (the results are the same either way)", allowed=(True, False),
         doc="the TL rows of a grid point share one ERM pre-training in <results>/members")
+    test_scoring: str = setting(
+        "every-epoch", cite="GeSS's code (GESS/core/pipelines/basic_pipeline.py evaluates every part "
+        "every epoch)", allowed=TEST_SCORINGS,
+        doc="selected (ours): train, Test-ID and Test-OOD are scored once per selection, with the "
+        "weights of the epoch Val-ID / Val-OOD selected (gs_algos TrainConfig.final_parts), "
+        "instead of every epoch: the same table values at a fraction of the evaluation cost "
+        "(the medium profile's thousands of test events)")
     par_label_draw: str = setting(
         "gess", cite="GeSS appendix C.1 (half of N from each of the pool's Val-OOD and Test-OOD "
         "parts; DrugOOD-3D and MoleculeACE)", allowed=PAR_LABEL_DRAWS,
@@ -268,11 +285,13 @@ class Settings(TypedSettings):
             raise ValueError(f"norm_stats_graphs must be an integer >= 0 (0: off), got {self.norm_stats_graphs!r}")
         if self.domain_head not in DOMAIN_HEADS:
             raise ValueError(f"domain_head must be 'binary' or 'subgroups', got {self.domain_head!r}")
+        if self.test_scoring not in TEST_SCORINGS:
+            raise ValueError(f"test_scoring must be 'every-epoch' or 'selected', got {self.test_scoring!r}")
         if self.par_label_draw not in PAR_LABEL_DRAWS:
             raise ValueError(f"par_label_draw must be 'gess' (half of N from each of the pool's "
                              f"Val-OOD and Test-OOD parts) or 'uniform', got {self.par_label_draw!r}")
         if self.track_sizes not in (*_NAMED_TRACK_SIZES, *TRACK_SIZES):
-            raise ValueError(f"track_sizes must be 'demo', 'ci' or 'paper', got {self.track_sizes!r}")
+            raise ValueError(f"track_sizes must be 'demo', 'ci', 'medium' or 'paper', got {self.track_sizes!r}")
 
 
 # ---------------------------------------------------------------------------- algorithms
@@ -282,7 +301,7 @@ def algorithm_names() -> list[str]:
     :func:`gs_algos.register_method`; read at call time, no second list)."""
     from gs_algos import available_methods
 
-    return [*ALGORITHMS, *(m for m in available_methods("graph") if m not in ALGORITHMS)]
+    return [*ALGORITHMS, *(m for m in available_methods("graph") if m not in ALGORITHMS), NEGATIVE_CONTROL]
 
 
 def tl_size(algorithm: str) -> int | None:
@@ -295,6 +314,8 @@ def level_of(algorithm: str) -> str:
     """GeSS information level of an algorithm (section 4.1)."""
     if tl_size(algorithm) is not None:
         return "par-label"
+    if algorithm == NEGATIVE_CONTROL:
+        return "no-info"
     return "o-feature" if algorithm in O_FEATURE else "no-info"
 
 
@@ -303,6 +324,8 @@ def algorithm_rank(a: str) -> tuple[int, int]:
     n = tl_size(a)
     if n is not None:
         return (len(ALGORITHMS), n)
+    if a == NEGATIVE_CONTROL:
+        return (-1, 0)
     return (ALGORITHMS.index(a) if a in ALGORITHMS else len(ALGORITHMS) - 1, 0)
 
 
@@ -321,7 +344,7 @@ def check_algorithm(a: str) -> None:
 def _method_class(algorithm: str):
     from gs_algos import METHODS
 
-    return METHODS["erm" if tl_size(algorithm) is not None else algorithm]
+    return METHODS["erm" if tl_size(algorithm) is not None or algorithm == NEGATIVE_CONTROL else algorithm]
 
 
 def check_hparams(hparams: Mapping[str, Any] | None) -> None:
@@ -358,6 +381,8 @@ def method_params(name: str, algorithm: str,
         base.update(variant="gess")
     tuned = dict(GESS_HPARAMS.get(case.gess_config, {}).get(algorithm, {}))
     source = "gess" if tuned or algorithm in ("erm",) or tl_size(algorithm) is not None else "ours"
+    if algorithm == NEGATIVE_CONTROL:
+        source = "ours"
     base.update(tuned)
     override = (st.hparams or {}).get(algorithm)
     if override:
