@@ -178,11 +178,16 @@ def position_features(pos_mm, *, k: int = 5, edge_dphi: float = 2e-3, edge_dthet
     extra = np.flatnonzero(seam)
     shifted = pts[extra].copy()
     shifted[:, 0] -= np.sign(phi[extra]) * (2 * np.pi / chain_dphi)
-    tree = cKDTree(np.vstack([pts, shifted]))
     owner = np.concatenate([np.arange(n), extra])
-    chains = np.empty(n, dtype=np.int64)
-    for i, nb in enumerate(tree.query_ball_point(pts, r=1.0 - 1e-12, p=np.inf)):
-        radii = np.sort(r[np.unique(owner[nb])])
-        chains[i] = 1 + int((np.diff(radii) > chain_gap_mm).sum())
+    pairs = cKDTree(np.vstack([pts, shifted])).query_pairs(1.0 - 1e-12, p=np.inf, output_type="ndarray")
+    a, b = owner[pairs[:, 0]], owner[pairs[:, 1]]
+    # every hit's window: itself and its neighbours (both directions of each pair); a hit seen
+    # twice (through its copy across the seam) repeats a radius, which opens no gap
+    i = np.concatenate([np.arange(n), a, b])
+    j = np.concatenate([np.arange(n), b, a])
+    order = np.lexsort((r[j], i))
+    i_s, r_s = i[order], r[j][order]
+    gap = (np.diff(r_s) > chain_gap_mm) & (i_s[1:] == i_s[:-1])
+    chains = 1 + np.bincount(i_s[1:][gap], minlength=n)
     return np.array([n, aligned, chains.max(), (chains >= chain_min).sum(), aligned / (k * n)],
                     dtype=np.float64)
