@@ -179,6 +179,20 @@ def test_selected_test_scoring_gives_the_every_epoch_values_and_position_rows(ki
         gess.Settings(test_scoring="never")
 
 
+def test_train_events_trains_on_a_fixed_subset_and_keeps_the_other_parts(kinds):
+    """``train_events`` (a learning curve's point): the record's train size is N, the same
+    subset whatever the seed; the test parts are unchanged; more than the part holds is refused."""
+    name, settings, _ = kinds["track"]
+    full = gess.run_job(_job(name, "erm", settings))["sizes"]
+    m = gess.run_job(_job(name, "erm", {**settings, "train_events": 5}, seed=1))["sizes"]
+    assert m["train"] == 5 and {k: v for k, v in m.items() if k != "train"} == \
+        {k: v for k, v in full.items() if k != "train"}
+    graphs = list(range(50))
+    assert gess.train_subset(graphs, 10) == gess.train_subset(graphs, 10) == sorted(gess.train_subset(graphs, 10))
+    with pytest.raises(ValueError, match="train_events = 99 exceeds the 50 training events"):
+        gess.train_subset(graphs, 99)
+
+
 def test_negative_control_trains_erm_on_permuted_train_labels(kinds, monkeypatch):
     """``erm-shuffled``: ERM on the train labels permuted among the train events (class balance
     kept, seeded by the job's seed); validation and test labels untouched."""
@@ -405,6 +419,25 @@ def test_the_erm_job_stores_the_tl_rows_pretraining(kinds, tmp_path):
     fresh = gess.run_job(_job(name, "tl-5", settings))
     assert fresh["pretrain_cached"] is False
     assert [tl[k] for k in keys] == pytest.approx([fresh[k] for k in keys], abs=1e-9)
+
+
+def test_graph_parts_are_built_once_per_run_folder(kinds, tmp_path, monkeypatch):
+    """The second job of a run folder reads the first one's graphs (kNN, position summaries)
+    from ``<workdir>/graphs`` instead of building them, with the same results; a damaged file is
+    rebuilt."""
+    name, settings, _ = kinds["track"]
+    keys = ("id_sel_test_id", "id_sel_test_ood", "ood_sel_test_id", "ood_sel_test_ood")
+    first = gess.run_job({**_job(name, "erm", settings), "workdir": str(tmp_path)})
+    (cached,) = (tmp_path / "graphs").glob("*.pt")
+    built = []
+    real = gess.graph_parts
+    monkeypatch.setattr("gs_bench.runners.gess.job.graph_parts", lambda *a, **k: built.append(1) or real(*a, **k))
+    second = gess.run_job({**_job(name, "erm", settings), "workdir": str(tmp_path)})
+    assert built == [] and [second[k] for k in keys] == [first[k] for k in keys]
+    assert second["position_baselines"] == first["position_baselines"] and second["sizes"] == first["sizes"]
+    cached.write_bytes(b"not a torch file")
+    third = gess.run_job({**_job(name, "erm", settings), "workdir": str(tmp_path)})
+    assert built == [1] and [third[k] for k in keys] == [first[k] for k in keys]
 
 
 def test_order_jobs_puts_tl_rows_last_smallest_n_first():

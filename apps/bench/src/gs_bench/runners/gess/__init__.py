@@ -86,6 +86,7 @@ from gs_bench.runners.gess.job import (
     shuffle_labels,
     standardize_default,
     train_config,
+    train_subset,
 )
 from gs_bench.runners.gess.report import (
     SELECTION_COLUMNS,
@@ -127,7 +128,7 @@ __all__ = ["AXIS_ALIASES", "DATASETS", "BACKBONES", "ALGORITHMS", "O_FEATURE", "
            "pool_halves", "pretrain_cache", "order_jobs", "BASELINE_OF_METRIC", "HIT_COUNT",
            "trivial_baselines", "baseline_values", "learning_curves", "mean_curve", "figures",
            "FINDINGS", "GUARD_POINTS", "GUARD_MAE_RATIO", "NOISE_Z", "learned", "column_learned",
-           "metric_variance", "orderings", "NEGATIVE_CONTROL", "TEST_SCORINGS", "shuffle_labels",
+           "metric_variance", "orderings", "NEGATIVE_CONTROL", "TEST_SCORINGS", "shuffle_labels", "train_subset",
            "POSITION_ROWS", "position_baselines",
            "SELECTION_COLUMNS", "tables", "same_selection_comment", "part_sizes", "RUNNER"]
 

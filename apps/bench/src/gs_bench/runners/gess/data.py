@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ import numpy as np
 from gs_bench.runners.gess.checks import data_problem
 from gs_bench.runners.gess.spec import DATASETS, Settings, track_sim_config, track_sizes
 
-__all__ = ["load_dataset", "unit_coordinates", "graph_parts", "model_inputs", "SUMMARY_PARTS"]
+__all__ = ["load_dataset", "unit_coordinates", "graph_parts", "model_inputs", "SUMMARY_PARTS", "cached_graph_parts"]
 
 
 def load_dataset(name: str, settings: Settings | Mapping[str, Any], level: str):
@@ -129,3 +130,54 @@ def model_inputs(ds, case) -> tuple[int, bool]:
     if case.family == "track":
         return 1, False
     return int(ds.num_atom_types), True
+
+
+#: Source files whose code decides what :func:`graph_parts` builds; their bytes enter the key of
+#: :func:`cached_graph_parts` (the packages' versions do not change with every edit).
+_BUILDERS = ("gs_bench.runners.gess.data", "gs_data.track.analysis", "gs_data.track.datasets", "gs_models.knn")
+
+
+def _graph_cache_key(name: str, level: str, settings, flags: dict) -> str:
+    import hashlib
+    import importlib
+    import json
+
+    from gs_bench.runners.gess.checks import fingerprint
+
+    st = Settings.from_mapping(settings)
+    h = hashlib.sha256()
+    h.update(json.dumps({"dataset": name, "level": level, "data": fingerprint(name, st),
+                         "cache": st.track_cache_dir, **flags}, sort_keys=True, default=str).encode())
+    for mod in _BUILDERS:
+        h.update(open(importlib.import_module(mod).__file__, "rb").read())
+    return h.hexdigest()[:24]
+
+
+def cached_graph_parts(workdir, name: str, level: str, settings, build, **flags) -> dict[str, list]:
+    """:func:`graph_parts` of dataset ``name`` at ``level`` (``build()`` makes them), stored once
+    per run folder in ``<workdir>/graphs/<key>.pt`` and read back by the run's later jobs (a
+    Track case at medium size takes minutes to turn into kNN graphs and position summaries, the
+    same for every algorithm, backbone and seed). The key holds the dataset, level, the data's
+    fingerprint (sizes, seed, simulation settings), the event cache folder, the builder flags
+    (``flags``: unit coordinates, k, position summaries) and the bytes of the source files that
+    build them (:data:`_BUILDERS`). Plain tensors only: read with ``weights_only=True``. Without
+    ``workdir``, or with an unreadable file, it builds."""
+    import torch
+    from torch_geometric.data import Data
+
+    if not workdir:
+        return build()
+    path = Path(workdir) / "graphs" / f"{_graph_cache_key(name, level, settings, flags)}.pt"
+    if path.is_file():
+        try:
+            stored = torch.load(path, weights_only=True)
+            return {part: [Data(**g) for g in graphs] for part, graphs in stored.items()}
+        except Exception:  # noqa: BLE001 - a damaged cache file is rebuilt, never trusted
+            pass
+    parts = build()
+    from gs_algos.checkpoint import atomic_save
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_save({part: [{k: v for k, v in g.to_dict().items() if torch.is_tensor(v)} for g in graphs]
+                 for part, graphs in parts.items()}, path)
+    return parts

@@ -15,7 +15,7 @@ import numpy as np
 from gs_bench.runners.gess.baselines import position_baselines, trivial_baselines
 from gs_bench.runners.gess.checks import fingerprint
 from gs_bench.runners.gess.curves import learning_curves
-from gs_bench.runners.gess.data import graph_parts, load_dataset, model_inputs
+from gs_bench.runners.gess.data import cached_graph_parts, graph_parts, load_dataset, model_inputs
 from gs_bench.runners.gess.spec import (
     BACKBONES,
     DATASETS,
@@ -30,7 +30,7 @@ from gs_bench.runners.gess.spec import (
 )
 
 __all__ = ["standardize_default", "train_config", "model_overrides", "run_job", "pool_halves", "pretrain_cache",
-           "order_jobs", "shuffle_labels"]
+           "order_jobs", "shuffle_labels", "train_subset"]
 
 _EVAL_PARTS = ("train", "iid_val", "iid_test", "ood_val", "ood_test")
 
@@ -118,7 +118,12 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     level = level_of(algo)
     ds = load_dataset(name, st, level)
     track = case.family == "track"
-    parts = graph_parts(ds, level, unit_coordinates=track, knn_k=case.knn_k, position_summary=track)
+    parts = cached_graph_parts(
+        job.get("workdir"), name, level, st,
+        lambda: graph_parts(ds, level, unit_coordinates=track, knn_k=case.knn_k, position_summary=track),
+        unit_coordinates=track, knn_k=case.knn_k, position_summary=track)
+    if st.train_events is not None:
+        parts["train"] = train_subset(parts["train"], int(st.train_events))
     if algo == NEGATIVE_CONTROL:
         shuffle_labels(parts["train"], seed)
     in_ch, categorical = model_inputs(ds, case)
@@ -189,6 +194,16 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         out.update({"tl_n": n_tl, "pretrain_epoch": int(pre_epoch), "pretrain_cached": pretrain_cached,
                     "par_label_draw": "gess" if halves is not None else "uniform"})
     return out
+
+
+def train_subset(graphs: list, n: int) -> list:
+    """``train_events``: a random subset of ``n`` training graphs, the same for every job seed and
+    algorithm (a fixed generator), in their original order; ``n`` above the part's size is an
+    error (the learning curve would silently flatten)."""
+    if n > len(graphs):
+        raise ValueError(f"train_events = {n} exceeds the {len(graphs)} training events of this dataset")
+    keep = np.sort(np.random.default_rng(0x7EA1).permutation(len(graphs))[:n])
+    return [graphs[i] for i in keep.tolist()]
 
 
 def shuffle_labels(graphs: list, seed: int) -> None:

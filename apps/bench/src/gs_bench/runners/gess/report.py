@@ -112,6 +112,8 @@ def ours_not_gess(records: Sequence[dict[str, Any]]) -> str:
                          "(GeSS: linear in p_i - p_j)")
         if st.track_max_epochs:
             parts.append(f"{st.track_max_epochs} Track epochs")
+        if st.train_events is not None:
+            parts.append(f"trained on {st.train_events} of the training events")
         if st.track_signal_min_pt_gev is not None:
             parts.append(f"signal muons with pT >= {st.track_signal_min_pt_gev} GeV")
     return f" Not GeSS's protocol (ours): {'; '.join(sorted(set(parts)))}." if parts else ""

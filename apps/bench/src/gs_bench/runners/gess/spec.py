@@ -255,6 +255,11 @@ class Settings(TypedSettings):
     share_pretraining: bool = setting(
         True, cite="gs-bench (the results are the same either way)", allowed=(True, False),
         doc="the TL rows of a grid point share one ERM pre-training in <results>/members")
+    train_events: int | None = setting(
+        None, cite=_OURS + "the whole train part)", allowed="> 0 or unset",
+        doc="train on a seeded random subset of this many training events (the same subset for "
+        "every seed and algorithm; every other part unchanged): the points of a learning curve "
+        "over training size on the same test events (issue 53)")
     test_scoring: str = setting(
         "every-epoch", cite="GeSS's code (GESS/core/pipelines/basic_pipeline.py evaluates every part "
         "every epoch)", allowed=TEST_SCORINGS,
@@ -270,7 +275,7 @@ class Settings(TypedSettings):
     def __post_init__(self) -> None:
         check_positive(self, "max_epochs", "batch_size", "iterations_per_epoch",
                        "conformer_workers", "par_label_pool", "track_workers", "track_batch_size",
-                       "fidelity_max_epochs", "track_max_epochs")
+                       "fidelity_max_epochs", "track_max_epochs", "train_events")
         v = self.track_signal_min_pt_gev
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
             raise ValueError(f"track_signal_min_pt_gev must be a number >= 0 or unset, got {v!r}")
