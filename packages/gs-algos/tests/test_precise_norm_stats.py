@@ -110,3 +110,19 @@ def test_final_parts_are_checked_and_left_out_of_identities():
     with pytest.raises(ValueError, match="must not hold a selection part"):
         TrainConfig(select_on=("iid_val",), final_parts=("iid_val",))
     assert TrainConfig(final_parts=("iid_test",)).identity() == TrainConfig().identity()
+
+
+def test_which_parts_are_scored_does_not_move_training(synthetic_clouds, tiny_pointnet):
+    """Scoring a part draws nothing from the global RNG (a torch ``DataLoader`` iterator takes
+    its base seed from it unless given a generator): with dropout on, the training losses are the
+    same whether the test parts are scored every epoch, only at the end, or not at all."""
+    parts = {"train": synthetic_clouds(40, seed=0), "iid_val": synthetic_clouds(12, seed=1),
+             "ood_val": synthetic_clouds(12, seed=2), "iid_test": synthetic_clouds(16, seed=3),
+             "ood_test": synthetic_clouds(16, seed=4)}
+    base = dict(max_epochs=4, batch_size=8, seed=0, lr=1e-2, task="binary", metric="accuracy")
+    losses = []
+    for extra in ({}, {"final_parts": ("iid_test", "ood_test")},
+                  {"eval_parts": ("iid_val", "ood_val")}):
+        res = fit_graph(tiny_pointnet(dropout=0.5), parts, config=TrainConfig.gess(**base, **extra))
+        losses.append([h["train_loss"] for h in res.history])
+    assert losses[0] == losses[1] == losses[2]

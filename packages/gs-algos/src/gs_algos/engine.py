@@ -437,7 +437,7 @@ def recompute_norm_stats(model: nn.Module, method: Method | None, graphs: Sequen
             m.reset_running_stats()
             m.momentum = None  # cumulative moving average over the passes below
             m.train()
-        for b in _cpu_batches(DataLoader(list(graphs), batch_size=batch_size, shuffle=False)):
+        for b in _cpu_batches(_in_order(DataLoader, graphs, batch_size)):
             b = b.to(device)
             if method is not None:
                 method.predict(model, "graph", b)
@@ -830,6 +830,14 @@ def predict_node(model: nn.Module, data: Any, method: Method | None = None):
 
 
 # --------------------------------------------------------------------------- graph level
+def _in_order(loader_cls, graphs, batch_size: int):
+    """A loader over ``graphs`` in order, with a private generator: each iterator of a torch
+    ``DataLoader`` draws its base seed from the global RNG unless given its own, so scoring one
+    more part (``eval_parts`` / ``final_parts``) moved the dropout masks of every later training
+    step, and the record depended on which parts were evaluated."""
+    return loader_cls(list(graphs), batch_size=batch_size, shuffle=False, generator=torch.Generator())
+
+
 def _cpu_batches(loader):
     """The batches of a PyG ``DataLoader``, collated with the CPU as default device (the
     graphs live there; a global ``torch.set_default_device`` must not move half a batch)."""
@@ -861,7 +869,7 @@ def predict_graph(
     dev = module_device(model)
     embs, outs = [], []
     with torch.no_grad():
-        for b in _cpu_batches(DataLoader(list(graphs), batch_size=batch_size, shuffle=False)):
+        for b in _cpu_batches(_in_order(DataLoader, graphs, batch_size)):
             b = b.to(dev)
             e, o = (method.predict(model, "graph", b) if method is not None
                     else call_model(model, "graph", b))

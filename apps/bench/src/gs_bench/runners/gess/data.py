@@ -138,19 +138,18 @@ _BUILDERS = ("gs_bench.runners.gess.data", "gs_data.track.analysis", "gs_data.tr
 
 
 def _graph_cache_key(name: str, level: str, settings, flags: dict) -> str:
-    import hashlib
     import importlib
     import json
 
     from gs_bench.runners.gess.checks import fingerprint
+    from gs_data import fingerprint as content_fingerprint
 
     st = Settings.from_mapping(settings)
-    h = hashlib.sha256()
-    h.update(json.dumps({"dataset": name, "level": level, "data": fingerprint(name, st),
-                         "cache": st.track_cache_dir, **flags}, sort_keys=True, default=str).encode())
-    for mod in _BUILDERS:
-        h.update(open(importlib.import_module(mod).__file__, "rb").read())
-    return h.hexdigest()[:24]
+    head = json.dumps({"dataset": name, "level": level, "data": fingerprint(name, st),
+                       "cache": st.track_cache_dir, **flags}, sort_keys=True, default=str)
+    sources = [(mod, open(importlib.import_module(mod).__file__, "rb").read().decode())
+               for mod in _BUILDERS]
+    return content_fingerprint([("job", head), *sources], length=24)
 
 
 def cached_graph_parts(workdir, name: str, level: str, settings, build, **flags) -> dict[str, list]:
