@@ -168,8 +168,10 @@ def test_selected_test_scoring_gives_the_every_epoch_values_and_position_rows(ki
     name, settings, _ = kinds["track"]
     every = gess.run_job(_job(name, "erm", settings))
     sel = gess.run_job(_job(name, "erm", {**settings, "test_scoring": "selected"}))
-    for k in ("id_sel_test_id", "id_sel_test_ood", "ood_sel_test_id", "ood_sel_test_ood", "id_sel_epoch"):
+    for k in ("id_sel_test_id", "id_sel_test_ood", "ood_sel_test_id", "ood_sel_test_ood", "id_sel_epoch",
+              "ood_sel_epoch"):
         assert sel[k] == pytest.approx(every[k], abs=1e-6), k
+    assert sel["curves"]["train_loss"] == every["curves"]["train_loss"]  # scoring moved no RNG
     assert set(sel["position_baselines"]) == set(gess.POSITION_ROWS)
     for row in sel["position_baselines"].values():
         assert 0 <= row["test_id"] <= 1 and 0 <= row["test_ood"] <= 1
@@ -447,6 +449,11 @@ def test_order_jobs_puts_tl_rows_last_smallest_n_first():
     assert order == [("erm", "molecular-fidelity"), ("dann", "molecular-fidelity"),
                      ("tl-20", "molecular-fidelity"), ("tl-100", "molecular-fidelity"),
                      ("tl-100", "moleculeace-size")]
+    # EGNN first, ERM first within a backbone (a partly finished medium run has its references)
+    jobs = [_job("track-pileup-pu50", a, {}, backbone=b)
+            for b, a in (("dgcnn", "erm"), ("egnn", "dann"), ("egnn", "tl-100"), ("egnn", "erm"))]
+    order = [(j["params"]["backbone"], j["params"]["algorithm"]) for j in gess.order_jobs(jobs)]
+    assert order == [("egnn", "erm"), ("egnn", "dann"), ("egnn", "tl-100"), ("dgcnn", "erm")]
 
 
 # --------------------------------------------------------- task and metric from gs-data
@@ -991,3 +998,44 @@ def test_moleculeace_missing_names_the_suite_setting_not_the_function_argument(m
     assert why is not None and "--set moleculeace_dir=PATH" in why and "data_dir=" not in why
     why = gess.data_problem(name, {"moleculeace_dir": "/nonexistent/ace"})
     assert why is not None and why.startswith("moleculeace_dir /nonexistent/ace is not a folder")
+
+
+def test_track_par_label_draw_is_half_background_half_signal(kinds):
+    """GeSS's code draws N/2 background and N/2 signal events for Track's Par-Label set
+    (``pool_halves`` groups a Track pool by class); ``uniform`` keeps ours."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from gs_algos.finetune import choose_labeled_per_half
+
+    pool = [SimpleNamespace(y=torch.tensor([int(i % 5 == 0)])) for i in range(40)]  # 8 signal
+    halves = gess.pool_halves(None, {}, pool)
+    idx = choose_labeled_per_half(halves, 10, 0)
+    assert sorted(int(pool[i].y) for i in idx) == [0] * 5 + [1] * 5
+    assert gess.pool_halves(None, {"par_label_draw": "uniform"}, pool) is None
+    name, settings, _ = kinds["track"]
+    assert gess.run_job(_job(name, "tl-2", settings))["par_label_draw"] == "gess"
+
+
+def test_train_events_records_make_the_size_curve_and_stay_out_of_the_grid_tables(tmp_path):
+    """Records of a learning-curve point (``train_events``) are left out of the dataset table,
+    the findings and the epoch curves (they would enter ERM's mean), and make the size-curve
+    table and figure, with GeSS's published value at its training size (SYNTHETIC values)."""
+    full = [_record("track-pileup-pu50", "erm", 0.94, 0.77, seed=s) for s in (0, 1)]
+    for r in full:
+        r["metrics"]["sizes"]["train"] = 3054
+    small = _record("track-pileup-pu50", "erm", 0.80, 0.55)
+    small["job"]["settings"] = {"train_events": 750}
+    out = gess.tables(full + [small])
+    main = out[0]
+    erm = [r for r in main.rows if r[1] == "erm"][0]
+    assert erm[3] == "94.00 ± 0.00 (n=2)"  # the 750-event record is not in it (it would make n=3)
+    size = out[-1]
+    assert size.title.startswith("GeSS learning curve over training size")
+    assert [r[3] for r in size.rows] == ["750", "3,054", "30,448"]
+    assert size.rows[0][6].startswith("55.00") and size.rows[1][6].startswith("77.00")
+    assert size.rows[2][2] == "erm (GeSS, table 3)" and size.rows[2][6] == "87.65 ± 0.30"
+    figs = gess.figures(full + [small], tmp_path)
+    assert "gess_size_curve.png" in [f.path for f in figs] and (tmp_path / "gess_size_curve.png").stat().st_size > 0
+    assert gess.tables(full)[-1].title != size.title  # no train_events record: no size table

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from gs_bench.report import Figure, group_records
-from gs_bench.runners.gess.spec import algorithm_rank
+from gs_bench.runners.gess.spec import Settings, algorithm_rank
 
-__all__ = ["learning_curves", "mean_curve", "figures"]
+__all__ = ["learning_curves", "mean_curve", "figures", "size_figure"]
 
 
 def _round5(v: Any) -> float | None:
@@ -55,11 +55,14 @@ def figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Figure]
     per (algorithm, backbone), the mean over seeds, from the records' ``curves``
     (:func:`learning_curves`). Records written before them have none: no figure for their
     dataset. matplotlib (Agg) is imported only when there is a curve to draw."""
-    groups = group_records(records, ("dataset", "backbone", "algorithm"))
+    from gs_bench.runners.gess.report import full_size
+
+    sized = size_figure(records, report_dir)
+    groups = group_records(full_size(records), ("dataset", "backbone", "algorithm"))
     with_curves = {k: [r for r in recs if r["metrics"].get("curves")] for k, recs in groups.items()}
     with_curves = {k: v for k, v in with_curves.items() if v}
     if not with_curves:
-        return []
+        return sized
     import matplotlib
 
     matplotlib.use("Agg")
@@ -101,4 +104,56 @@ def figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Figure]
                                 f"and Val-OOD per epoch, mean over {'/'.join(map(str, seeds))} "
                                 f"seed{'s' if seeds != [1] else ''}; the tl-<N> rows show their "
                                 "fine-tuning run (their ERM pre-training follows the erm row's protocol)."))
-    return out
+    return out + sized
+
+
+def size_figure(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Figure]:
+    """The learning curve over training size (``gess_size_curve.png``): per dataset, Test-ID
+    (ID-sel) and Test-OOD (OOD-sel) against the training events (log scale), mean ± std over
+    seeds per (backbone, algorithm), with GeSS's table-3 values at its size as stars; the
+    numbers of :func:`gs_bench.runners.gess.report.size_curve`. Empty without ``train_events``
+    records."""
+    from gs_bench.published import gess_track_published
+    from gs_bench.runners.gess.report import GESS_TRAIN_EVENTS, size_curve, train_size
+
+    if size_curve(records) is None:
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    key = lambda r: (r["job"]["params"]["dataset"], r["job"]["params"]["backbone"],  # noqa: E731
+                     r["job"]["params"]["algorithm"])
+    sub = sorted({key(r) for r in records if Settings.from_record(r).train_events is not None})
+    datasets = sorted({k[0] for k in sub})
+    fig, axes = plt.subplots(1, len(datasets), figsize=(5.2 * len(datasets), 3.8), squeeze=False)
+    for ax, ds in zip(axes[0], datasets, strict=True):
+        for i, (_, bb, algo) in enumerate(k for k in sub if k[0] == ds):
+            by_n: dict[int, list] = {}
+            for r in records:
+                if key(r) == (ds, bb, algo):
+                    by_n.setdefault(train_size(r), []).append(r)
+            ns = sorted(by_n)
+            for col, (sel, test, style) in enumerate((("id", "id", "--"), ("ood", "ood", "-"))):
+                vals = [[100.0 * r["metrics"][f"{sel}_sel_test_{test}"] for r in by_n[n]] for n in ns]
+                ax.errorbar(ns, [float(np.mean(v)) for v in vals], yerr=[float(np.std(v)) for v in vals],
+                            ls=style, marker="o", color=f"C{2 * i + col}", capsize=3,
+                            label=f"{algo} ({bb}) Test-{'ID' if test == 'id' else 'OOD'}")
+            pub = gess_track_published(bb, ds, algo)
+            if pub is not None and ds in GESS_TRAIN_EVENTS:
+                for col, v in enumerate((pub[0], pub[2])):
+                    ax.plot([GESS_TRAIN_EVENTS[ds]], [v], marker="*", ms=12, color=f"C{2 * i + col}", ls="none")
+        ax.set_xscale("log")
+        ax.set_xlabel("training events (log scale); stars: GeSS table 3 at its size")
+        ax.set_ylabel("accuracy (%)")
+        ax.set_title(ds, fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle("GeSS Track: Test-ID / Test-OOD against training size", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(report_dir / "gess_size_curve.png", dpi=100)
+    plt.close(fig)
+    return [Figure("gess_size_curve.png", "Test-ID (ID-sel, dashed) and Test-OOD (OOD-sel, solid) "
+                   "against the number of training events, mean ± std over seeds; the stars are "
+                   "GeSS's published values at its training size (table 3, table 4).")]

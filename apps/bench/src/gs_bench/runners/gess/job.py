@@ -160,7 +160,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         else:  # trained once when two workers reach the same grid point (issue 34)
             pre_epoch, pretrain_cached = cache.load_or_train(
                 cache.key("gess-erm-pretrain", seed, pre_cfg, model), model, pretrain)
-        halves = pool_halves(ds, st)
+        halves = pool_halves(ds, st, pool if track else None)
         _, res = finetune_graph(model, {**eval_parts, "ood_labeled": pool}, n_tl,
                                 train_config(name, algo, st, seed, device=device), seed=seed,
                                 pool_halves=halves)
@@ -218,14 +218,22 @@ def shuffle_labels(graphs: list, seed: int) -> None:
         g.y = torch.as_tensor(ys[i]).clone()
 
 
-def pool_halves(ds, settings: Settings | Mapping[str, Any]) -> np.ndarray | None:
-    """0/1 per labelled-pool item (removed from ood_val / ood_test) for GeSS's draw of half
-    the Par-Label set from each (appendix C.1; ``par_label_draw = "gess"``, the default), or
-    ``None`` for a uniform draw from the whole pool: ``par_label_draw = "uniform"`` (ours),
-    or a pool that is not made of two such halves (Track and the fidelity shift, whose pools
-    are their own parts in GeSS table 4)."""
+def pool_halves(ds, settings: Settings | Mapping[str, Any], track_pool=None) -> np.ndarray | None:
+    """0/1 per labelled-pool item for GeSS's draw of half the Par-Label set from each group
+    (``par_label_draw = "gess"``, the default), or ``None`` for a uniform draw from the whole
+    pool: ``par_label_draw = "uniform"`` (ours), or a pool of neither kind (the fidelity shift).
+
+    The groups: for QMOF and DrugOOD-3D, the items removed from Val-OOD (0) and Test-OOD (1)
+    (appendix C.1); for Track (``track_pool``, the pool's graphs), the class, since GeSS's code
+    draws N/2 background and N/2 signal events (Graph-COM/GESS ``track.py``: Pileup's labelled
+    pairs ``5000 .. 5000 + N/2``, Signal's N/2 taus plus N/2 background events; the paper's
+    text does not say)."""
+    if Settings.from_mapping(settings).par_label_draw != "gess":
+        return None
+    if track_pool is not None:
+        return np.asarray([int(g.y.reshape(-1)[0]) for g in track_pool], dtype=np.int64)
     origin = ds.split.metadata.get("ood_labeled_origin")
-    if Settings.from_mapping(settings).par_label_draw != "gess" or origin is None:
+    if origin is None:
         return None
     return (np.asarray(origin) == "ood_test").astype(np.int64)
 
@@ -262,11 +270,18 @@ def pretrain_cache(job: dict[str, Any]):
 
 
 def order_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """TL rows last, smallest N first across the grid points: each grid point's first TL
-    job trains the shared ERM pre-training (:func:`pretrain_cache`) before its larger-N
-    rows start on another worker, which then load it instead of training it again."""
-    def rank(job: dict[str, Any]) -> tuple[int, int]:
-        n = tl_size(job["params"]["algorithm"])
-        return (0, 0) if n is None else (1, n)
+    """EGNN (GeSS's headline backbone) before the others; within a backbone ERM first (the
+    reference of every finding; its job stores the TL rows' pre-training), then the other
+    algorithms, then TL rows, smallest N first across the grid points: each grid point's first
+    TL job trains the shared ERM pre-training (:func:`pretrain_cache`) where no ERM job did,
+    before its larger-N rows start on another worker, which then load it instead of training it
+    again. A partly finished run thus holds the jobs its findings need most."""
+    def rank(job: dict[str, Any]) -> tuple[int, int, int]:
+        params = job["params"]
+        first = int(params.get("backbone", "egnn") != "egnn")
+        n = tl_size(params["algorithm"])
+        if n is not None:
+            return (first, 2, n)
+        return (first, 0 if params["algorithm"] == "erm" else 1, 0)
 
     return sorted(jobs, key=rank)  # stable: the grid order within each rank

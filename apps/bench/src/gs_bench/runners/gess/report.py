@@ -15,7 +15,27 @@ from gs_bench.runners.gess.findings import orderings
 from gs_bench.runners.gess.spec import DATASETS, Settings, algorithm_rank
 
 __all__ = ["SELECTION_COLUMNS", "SELECTION_HEADERS", "tables", "ours_not_gess", "same_selection_comment", "part_sizes",
-           "noise_sentence", "position_comparison"]
+           "noise_sentence", "position_comparison", "GESS_TRAIN_EVENTS", "full_size", "train_size",
+           "size_curve"]
+
+#: GeSS table 4: training events of its Track cases (PU10 events; Signal: background plus the
+#: Z / Z' source signals), the size its table-3 values were trained on.
+GESS_TRAIN_EVENTS = {"track-pileup-pu50": 30448, "track-pileup-pu90": 30448,
+                     "track-signal-tau3mu": 26851, "track-signal-zp20": 26851,
+                     "track-signal-zp10": 26851}
+
+
+def full_size(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records trained on the whole training part: those of a learning-curve point
+    (``train_events`` set) belong to :func:`size_curve` only, never to a table, figure or
+    finding of the grid (they would enter its means)."""
+    return [r for r in records if Settings.from_record(r).train_events is None]
+
+
+def train_size(record: dict[str, Any]) -> int:
+    """The training events a record was trained on (``train_events`` or its train part)."""
+    n = Settings.from_record(record).train_events
+    return int(n) if n is not None else int(record["metrics"].get("sizes", {}).get("train", 0))
 
 #: The table columns after backbone / algorithm / info level, as (selection, test part): GeSS's
 #: two columns first, then the crossed ones. GeSS's code keeps two checkpoints per run
@@ -30,6 +50,8 @@ SELECTION_HEADERS = ("Test-ID (ID-sel)", "Test-OOD (OOD-sel)", "OOD-sel Test-ID"
 
 
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
+    sized = size_curve(records)
+    records = full_size(records)
     groups = group_records(records, ("dataset", "backbone", "algorithm"))
     out = []
     for ds in sorted({k[0] for k in groups}):
@@ -93,7 +115,51 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     order = orderings(records)
     if order.rows:
         out.append(order)
+    if sized is not None:
+        out.append(sized)
     return out
+
+
+def size_curve(records: Sequence[dict[str, Any]]) -> Table | None:
+    """The learning curve over training size (issue 53): for each (dataset, backbone,
+    algorithm) of which some record was trained on a subset (``train_events``), one row per
+    training size, the whole training part included, with Test-ID (ID-sel) and Test-OOD
+    (OOD-sel), mean ± std over seeds, then GeSS's table-3 value at its size (Track, EGNN and
+    DGCNN). ``None`` when no record has ``train_events``."""
+    from gs_bench.published import gess_track_published
+
+    sub = {(r["job"]["params"]["dataset"], r["job"]["params"]["backbone"], r["job"]["params"]["algorithm"])
+           for r in records if Settings.from_record(r).train_events is not None}
+    if not sub:
+        return None
+    rows = []
+    for ds, bb, algo in sorted(sub):
+        recs = [r for r in records if (r["job"]["params"]["dataset"], r["job"]["params"]["backbone"],
+                                       r["job"]["params"]["algorithm"]) == (ds, bb, algo)]
+        by_n: dict[int, list] = {}
+        for r in recs:
+            by_n.setdefault(train_size(r), []).append(r)
+        for n in sorted(by_n):
+            rs = by_n[n]
+            rows.append([ds, bb, algo, f"{n:,}", str(len(rs)),
+                         *(fmt_mean_std([r["metrics"][f"{sel}_sel_test_{test}"] for r in rs], scale=100.0)
+                           for sel, test in (("id", "id"), ("ood", "ood")))])
+        pub = gess_track_published(bb, ds, algo)
+        if pub is not None and ds in GESS_TRAIN_EVENTS:
+            rows.append([ds, bb, f"{algo} (GeSS, table 3)", f"{GESS_TRAIN_EVENTS[ds]:,}", "3",
+                         f"{pub[0]:.2f} ± {pub[1]:.2f}", f"{pub[2]:.2f} ± {pub[3]:.2f}"])
+    return Table(
+        "GeSS learning curve over training size (issue 53): Test-ID (ID-sel) and Test-OOD (OOD-sel) "
+        "in %, mean ± std over seeds, against the number of training events",
+        ["dataset", "backbone", "algorithm", "training events", "seeds", "Test-ID (ID-sel)", "Test-OOD (OOD-sel)"],
+        rows,
+        note="Points below the whole training part are trained on a fixed random subset of it "
+             "(train_events; the same subset for every seed), with the same validation and test "
+             "events, epochs and steps per epoch; they are left out of every other table, figure "
+             "and finding. GeSS's row is its published value at its own training size (GeSS "
+             "table 4), trained with its protocol and 100-200 epochs; the figure "
+             "gess_size_curve.png draws the same numbers.",
+    )
 
 
 def ours_not_gess(records: Sequence[dict[str, Any]]) -> str:
