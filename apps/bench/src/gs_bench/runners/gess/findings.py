@@ -12,7 +12,7 @@ from gs_bench.report import Table, group_records
 from gs_bench.runners.gess.baselines import baseline_values
 from gs_bench.runners.gess.spec import DATASETS, tl_size
 
-__all__ = ["FINDINGS", "GUARD_POINTS", "GUARD_MAE_RATIO", "NOISE_Z", "learned", "column_learned",
+__all__ = ["FINDINGS", "GUARD_POINTS", "GUARD_MAE_RATIO", "NOISE_Z", "learned", "column_learned", "events_needed",
            "metric_variance", "orderings"]
 
 #: GeSS's findings that a run can check: (id, statement, where in the paper)
@@ -79,6 +79,38 @@ def _margin(a: Sequence[dict[str, Any]], a_col: tuple[str, str],
     ``(metrics key, test part)``), taken as independent; ``None`` without a noise estimate."""
     va, vb = _variance(a, *a_col), _variance(b, *b_col)
     return None if va is None or vb is None else NOISE_Z * float(np.sqrt(va + vb))
+
+
+def events_needed(a: Sequence[dict[str, Any]], a_col: tuple[str, str],
+                  b: Sequence[dict[str, Any]], b_col: tuple[str, str], gap: float) -> str:
+    """How many test events per part would decide a comparison that is within noise: the
+    test-set sampling variance shrinks as 1 / n and the seeds' spread does not, so a
+    difference ``gap`` (fraction) clears :data:`NOISE_Z` standard errors when
+    ``n > NOISE_Z^2 (v_a n_a + v_b n_b) / (gap^2 - NOISE_Z^2 s)`` (``v n`` the per-event binomial
+    variance at the part sizes ``n`` the records ran on, ``s`` the seeds' variance of the two
+    means). A phrase for the verdict: "needs about N test events per part, now n", or that more
+    seeds are needed where the seeds' spread alone exceeds the gap, or that no size decides a
+    gap of 0; ``""`` where the records give no noise estimate (MAE)."""
+    if abs(gap) < 1e-12:
+        return "; no measured difference, so no test size decides it"
+    test_n, seeds = 0.0, 0.0
+    now = []
+    for recs, (key, part) in ((a, a_col), (b, b_col)):
+        m = recs[0]["metrics"]
+        n = (m.get("sizes") or {}).get(part)
+        vals = np.array([r["metrics"][key] for r in recs], float)
+        v = metric_variance(m.get("metric", ""), float(vals.mean()), n)
+        if v is None:
+            return ""
+        test_n += v * n
+        now.append(n)
+        if len(vals) >= 2:
+            seeds += float(vals.var(ddof=1)) / len(vals)
+    room = gap * gap - NOISE_Z ** 2 * seeds
+    if room <= 0:
+        return "; the seeds' spread alone exceeds the gap: more seeds, not more events, would decide it"
+    need = int(np.ceil(NOISE_Z ** 2 * test_n / room))
+    return f"; needs about {need:,} test events per part, now {max(now):,}"
 
 
 #: (metrics key, test part) of GeSS's two headline columns
@@ -193,7 +225,9 @@ def orderings(records: Sequence[dict[str, Any]]) -> Table:
             if margin is None:
                 return (1 if gain > 0 else -1), f"Δ {gain * scale:+.{3 if lower else 2}f}, no noise estimate"
             sign = 0 if abs(gain) <= margin else (1 if gain > 0 else -1)
-            return sign, f"Δ {gain * scale:+.{3 if lower else 2}f}, {NOISE_Z:g} SE {margin * scale:.{3 if lower else 2}f}"
+            need = events_needed(a, _COLS[a_side], b, _COLS[b_side], gain) if sign == 0 else ""
+            return sign, (f"Δ {gain * scale:+.{3 if lower else 2}f}, {NOISE_Z:g} SE "
+                          f"{margin * scale:.{3 if lower else 2}f}{need}")
 
         erm_ood, erm_id = _ood(algos["erm"]), _id(algos["erm"])
         guard_ood = _guard(algos["erm"], lower, f, ("id", "ood"))
@@ -203,11 +237,14 @@ def orderings(records: Sequence[dict[str, Any]]) -> Table:
                 undecided: str | None = guard_ood) -> None:
             rows.append([text[fid][0], text[fid][1], where, evidence, undecided or verdict])
 
-        def decide(sign: int) -> str:
-            return {1: "holds", -1: "does not hold"}.get(sign, "not decided: within noise")
+        def decide(sign: int, note: str = "") -> str:
+            """The verdict of one comparison; within noise, with what would decide it (the part
+            of ``note`` after the 2 SE: :func:`events_needed`)."""
+            need = f" ({note.split('; ', 1)[1]})" if "; " in note else ""
+            return {1: "holds", -1: "does not hold"}.get(sign, "not decided: within noise" + need)
 
         sign, note = compare(algos["erm"], algos["erm"], "id", "ood")
-        row("shift-hurts", f"ERM Test-ID {f(erm_id)}, Test-OOD {f(erm_ood)} ({note})", decide(sign),
+        row("shift-hurts", f"ERM Test-ID {f(erm_id)}, Test-OOD {f(erm_ood)} ({note})", decide(sign, note),
             undecided=guard_both)
         no_info = [a for a in ("vrex", "groupdro", "dir", "lri", "mixup") if a in algos]
         if no_info:
@@ -220,7 +257,10 @@ def orderings(records: Sequence[dict[str, Any]]) -> Table:
             elif 2 * len(wins) > len(no_info):
                 verdict = "does not hold"
             else:
-                verdict = f"not decided: within noise ({len(ties)} of {len(no_info)} within {NOISE_Z:g} SE of ERM)"
+                needs = [events_needed(algos[a], _COLS["ood"], algos["erm"], _COLS["ood"],
+                                       _ood(algos[a]) - erm_ood) for a in ties]
+                verdict = (f"not decided: within noise ({len(ties)} of {len(no_info)} within {NOISE_Z:g} "
+                           f"SE of ERM" + "".join(f"; {a} {n[2:]}" for a, n in zip(ties, needs, strict=True) if n) + ")")
             row("no-info-rarely-helps", ev + f" ({len(wins)} of {len(no_info)} better beyond noise, "
                 f"{len(ties)} within)", verdict)
         da = [a for a in ("dann", "coral") if a in algos]
@@ -236,26 +276,33 @@ def orderings(records: Sequence[dict[str, Any]]) -> Table:
             elif any(lo > 3.0 for lo, _ in lo_hi):
                 verdict = "does not hold"
             else:
+                # the size at which the 2-SE interval of the gap clears the 3-point line
+                needs = [events_needed(algos[a], _COLS["ood"], algos["erm"], _COLS["ood"],
+                                       abs(_ood(algos[a]) - erm_ood) - 0.03) for a in da]
                 verdict = ("not decided: within noise (gap " + ", ".join(
-                    f"{max(lo, 0.0):.2f}-{hi:.2f}" for lo, hi in lo_hi) + f" points at {NOISE_Z:g} SE)")
+                    f"{max(lo, 0.0):.2f}-{hi:.2f}" for lo, hi in lo_hi) + f" points at {NOISE_Z:g} SE"
+                    + "".join(f"; {a} {n[2:]}" for a, n in zip(da, needs, strict=True) if n) + ")")
             row("da-pileup-close", ev, verdict)
         if "dann" in algos and case.family == "track" and case.shift == "signal":
             sign, note = compare(algos["dann"], algos["erm"])
             row("da-signal-helps", f"DANN {f(_ood(algos['dann']))} vs ERM {f(erm_ood)} ({note})",
-                decide(sign))
+                decide(sign, note))
         tls = sorted((n, a) for a in algos if (n := tl_size(a)) is not None)
         if len(tls) >= 2:
             vals = [_ood(algos[a]) for _, a in tls]
             ev = ", ".join(f"TL-{n} {f(v)}" for (n, _), v in zip(tls, vals, strict=True))
-            steps = [compare(algos[b], algos[a])[0] for (_, a), (_, b) in zip(tls, tls[1:], strict=False)]
+            cmp = [compare(algos[b], algos[a]) for (_, a), (_, b) in zip(tls, tls[1:], strict=False)]
+            steps = [c[0] for c in cmp]
+            within = "".join(f"; {c[1].split('; ', 1)[1]}" for c in cmp if c[0] == 0 and "; " in c[1])
             verdict = ("holds" if all(x > 0 for x in steps) else
                        "does not hold" if any(x < 0 for x in steps) else
-                       f"not decided: within noise ({steps.count(0)} of {len(steps)} steps within {NOISE_Z:g} SE)")
+                       f"not decided: within noise ({steps.count(0)} of {len(steps)} steps within "
+                       f"{NOISE_Z:g} SE{within})")
             row("tl-grows-with-n", ev, verdict)
         if tls and case.shift == "fidelity":
             best_a = (min if lower else max)((a for _, a in tls), key=lambda a: _ood(algos[a]))
             sign, note = compare(algos[best_a], algos["erm"])
-            row("tl-concept", f"best TL {f(_ood(algos[best_a]))} vs ERM {f(erm_ood)} ({note})", decide(sign))
+            row("tl-concept", f"best TL {f(_ood(algos[best_a]))} vs ERM {f(erm_ood)} ({note})", decide(sign, note))
     return Table(
         "GeSS findings checked on this run (GeSS's columns: Test-OOD selected on Val-OOD unless named)",
         ["finding", "GeSS", "case", "ours", "on our data"],
