@@ -43,11 +43,11 @@ def test_a_record_stores_the_device_threads_and_the_worker_that_ran_it(toy, tmp_
 
     out = tmp_path / "out"
     assert main(["run", str(toy()), "--out", str(out), "--no-progress", "--device", "cpu",
-                 "--threads", "3"]) == 0
+                 "--threads", "1"]) == 0
     for rec in _records(out):
         assert rec["device"] == "cpu"
         w = rec["worker"]
-        assert w["host"] == socket.gethostname() and w["device"] == "cpu" and w["threads"] == 3
+        assert w["host"] == socket.gethostname() and w["device"] == "cpu" and w["threads"] == 1
         assert w["versions"] == package_versions()
         assert "device" not in rec["job"] and "workdir" not in rec["job"]  # as planned, no more
 
@@ -76,6 +76,10 @@ def test_the_device_does_not_change_the_job_keys_unless_asked(toy, tmp_path, cap
     (["--device", "gpu"], "--device must be one of 'auto', 'cpu', 'cuda', 'cuda:<index>', got 'gpu'"),
     (["--threads", "0"], "--threads: must be >= 1"),
     (["--retries", "-1"], "--retries: must be >= 0"),
+    (["--threads", "1000000"], "--threads: at most the"),
+    (["--seeds", "1000000000"], "--seeds: at most 1000, got 1000000000"),
+    (["--address", "auto"], "--address: needs --executor ray"),
+    (["--out", ""], "argument --out: an empty path"),
 ])
 def test_bad_device_threads_and_retries_are_one_line_errors(toy, tmp_path, capsys, args, message):
     with pytest.raises(SystemExit) as exc:

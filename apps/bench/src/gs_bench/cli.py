@@ -20,6 +20,9 @@ from gs_bench.names import REPORT_FORMATS as FORMATS
 from gs_bench.names import ROBUSTNESS_FRAMEWORKS, SPLIT_SOURCES
 from gs_bench.suites import PROFILES
 
+#: ``--seeds`` above this is refused (a typo such as 1000000000 would plan a billion jobs)
+MAX_SEEDS = 1000
+
 DESCRIPTION = """\
 gs-bench: evaluate graph and geometric deep-learning models under distribution shift.
 
@@ -46,6 +49,14 @@ Examples:
   gs-bench report runs/ss --format html
   gs-bench compare apps/bench/measured/ci-structural-shifts --off
 """
+
+
+def _folder(text: str) -> Path:
+    """An output folder argument: an empty string (e.g. an unset shell variable) is refused
+    rather than read as the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; name a folder, e.g. runs/out")
+    return Path(text)
 
 
 def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
@@ -100,7 +111,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--datasets", nargs="+", metavar="NAME", help="only these datasets (overrides the profile)")
     run.add_argument("--methods", nargs="+", metavar="NAME", help="only these methods (overrides the profile; the gess suite's algorithms, e.g. erm dir tl-100)")
     run.add_argument("--backbones", nargs="+", metavar="NAME", help="only these backbones (suites with a backbone axis: gess)")
-    run.add_argument("--seeds", type=int, metavar="N", help="number of seeds (overrides the profile). structural-shifts: the runs of ERM / SE / +mod; GPN / NatPN, DANN / CORAL / Mixup / EERM and the ensembles keep their own counts where the profile sets them (settings posterior_runs, robustness_runs, ensemble_runs: change those with --set, e.g. --set robustness_runs=5)")
+    run.add_argument("--seeds", type=int, metavar="N", help="number of seeds, 1 to 1000 (overrides the profile). structural-shifts: the runs of ERM / SE / +mod; GPN / NatPN, DANN / CORAL / Mixup / EERM and the ensembles keep their own counts where the profile sets them (settings posterior_runs, robustness_runs, ensemble_runs: change those with --set, e.g. --set robustness_runs=5)")
     run.add_argument("--split-source", choices=SPLIT_SOURCES, help="structural-shifts: 'authors' uses the authors' published 50:50 masks (<root>/structural-shifts/<name>/splits/<shift>.pth), 'seeded' gs-splits with split seed 0, 'authors-where-published' the authors' masks at 50:50 and gs-splits at the other ratios (default: the suite's setting)")
     run.add_argument("--robustness-framework", choices=ROBUSTNESS_FRAMEWORKS, help="structural-shifts: how DANN / CORAL / Mixup / EERM are trained, 'paper' (appendix F encoder, optimiser and checkpoint rule, as every other method; the default) or 'good' (GOOD's GCN 3 x 300 and GOODCora training: lr 1e-3, no weight decay, 100 epochs, best Valid-In accuracy)")
     run.add_argument("--robustness-variant", choices=ROBUSTNESS_VARIANTS, help=f"structural-shifts: formulation of DANN / CORAL / Mixup / EERM, 'good' (the GOOD benchmark's code the paper used) or 'ours-v1' (our earlier one, with domain bins over all nodes); default: the suite's setting, else {DEFAULT_ROBUSTNESS_VARIANT!r}")
@@ -111,9 +122,9 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workers", type=int, default=1, metavar="N", help="parallel jobs, at most (default: 1); with Ray also on a cluster given by --address")
     run.add_argument("--device", default="auto", metavar="DEVICE", help="where every job trains: auto (CUDA when available, else CPU; the default), cpu, cuda or cuda:N. Stored in each record; the job keys do not change with it")
     run.add_argument("--device-in-key", action="store_true", help="make --device part of the job keys, so records of another device are not reused")
-    run.add_argument("--threads", type=int, metavar="N", help="torch threads per job (default: CPU cores / --workers; with Ray: the job's num_cpus)")
+    run.add_argument("--threads", type=int, metavar="N", help="torch threads per job, at most the CPU cores this process may use with the local executor (default: CPU cores / --workers; with Ray: the job's num_cpus)")
     run.add_argument("--retries", type=int, default=DEFAULT_RETRIES, metavar="N", help=f"times a job whose worker process died (killed, out of memory, lost node) is started again before it is recorded as failed (default: {DEFAULT_RETRIES})")
-    run.add_argument("--out", type=Path, required=True, help="results folder (created; re-use it to resume)")
+    run.add_argument("--out", type=_folder, required=True, help="results folder (created; re-use it to resume)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--report", choices=FORMATS, default="md", help="report written at the end (default: md)")
     run.add_argument("--dry-run", action="store_true", help="validate the suite and count its jobs; run nothing")
@@ -237,6 +248,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         value = getattr(args, name, None)
         if value is not None and value < 1:
             parser.error(f"argument --{name}: must be >= 1, got {value}")
+    if getattr(args, "seeds", None) is not None and args.seeds > MAX_SEEDS:
+        parser.error(f"argument --seeds: at most {MAX_SEEDS}, got {args.seeds}")
+    if getattr(args, "threads", None) is not None and getattr(args, "executor", "local") == "local":
+        from gs_bench.executors import available_cores
+
+        if args.threads > available_cores():
+            parser.error(f"argument --threads: at most the {available_cores()} CPU core(s) this process "
+                         f"may use, got {args.threads}")
+    if getattr(args, "address", None) is not None and getattr(args, "executor", "local") != "ray":
+        parser.error("argument --address: needs --executor ray (the local executor has no cluster address)")
     if getattr(args, "retries", 0) < 0:
         parser.error(f"argument --retries: must be >= 0, got {args.retries}")
     if getattr(args, "device", None) is not None:
