@@ -217,3 +217,23 @@ def test_a_record_stores_the_cpu_seconds_of_its_job(tmp_path, monkeypatch):
     assert record["status"] == "ok", record["error"]
     assert record["cpu_time_s"] == 2.5
     assert record["wall_time_s"] >= 0
+
+
+def test_a_value_listed_twice_is_planned_once_and_said_in_one_line(toy, tmp_path, capsys):
+    """Issue 56: ``n = [1, 2, 2]`` in a grid, or an axis repeated on the command line (``--methods erm erm``),
+    planned the same job key twice (and trained it twice); now the plan counts distinct keys and
+    one line names the repeated value."""
+    suite = toy(n=(1, 2, 2))
+    cfg = load_suite(str(suite), "demo")
+    assert cfg.grid["n"] == [1, 2] and len(cfg.notes) == 1 and "2 is listed 2 times; planned once" in cfg.notes[0]
+    out = tmp_path / "out"
+    assert main(["run", str(suite), "--out", str(out), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "grid.n: 2 is listed 2 times; planned once" in err and "2 jobs, 0 already done, 2 to run" in err
+    assert len(_records(out)) == 2
+    # the command line: an axis given twice over
+    over = cfg.with_overrides(axes={"n": [1, 1, 1]})
+    assert over.grid["n"] == [1] and any("command line: n: 1 is listed 3 times" in n for n in over.notes)
+    from gs_bench.suites import expand_jobs
+
+    assert len(expand_jobs(over)) == 1

@@ -67,6 +67,8 @@ def run_suite(
         if short in axes and short not in config.grid:  # e.g. gess: --methods -> algorithm
             axes[axis] = axes.pop(short)
     config = config.with_overrides(seeds=seeds, axes=axes, settings=settings)
+    for note in config.notes:  # a value listed twice: planned once, and the user hears it
+        print(f"gs-bench: {note}", file=sys.stderr)
 
     # every job that cannot succeed, before any starts
     pre = check_suite(config, key_extra={"device": device} if device_in_key else None)

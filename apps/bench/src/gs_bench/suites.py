@@ -125,6 +125,9 @@ class SuiteConfig:
     #: it is what enters the job keys and the records, and a worker re-creates the typed
     #: object from it (e.g. ``gs_bench.runners.lebed.Settings.from_job``).
     typed_settings: Any = field(default=None, compare=False, repr=False)
+    #: one line per value a grid axis (in the file or on the command line) listed more than
+    #: once: the plan keeps the first and ``gs-bench run`` prints these lines (issue 56)
+    notes: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def profile_label(self) -> str:
@@ -148,6 +151,7 @@ class SuiteConfig:
         settings: dict[str, Any] | None = None,
     ) -> SuiteConfig:
         grid = copy.deepcopy(self.grid)
+        notes = list(self.notes)
         for axis, values in (axes or {}).items():
             if axis not in grid:
                 raise SuiteConfigError(
@@ -155,7 +159,8 @@ class SuiteConfig:
                 )
             if not values:
                 raise SuiteConfigError(f"--{axis}s needs at least one value")
-            grid[axis] = list(values)
+            grid[axis], more = dedupe_values(list(values), f"command line: {axis}")
+            notes += more
         if seeds is not None and seeds < 1:
             raise SuiteConfigError(f"--seeds must be >= 1, got {seeds}")
         typed = self.typed_settings
@@ -210,7 +215,24 @@ class SuiteConfig:
             exclude=self.exclude,
             profile_missing=self.profile_missing,
             typed_settings=typed,
+            notes=tuple(dict.fromkeys(notes)),
         )
+
+
+def dedupe_values(values: list[Any], where: str) -> tuple[list[Any], list[str]]:
+    """A grid axis' values with repeats left out (the first kept, in order), and one line per
+    repeated value saying so: a value listed twice would plan the same job keys twice."""
+    out: list[Any] = []
+    seen: dict[str, int] = {}
+    for v in values:
+        k = json.dumps(v, sort_keys=True, default=str)
+        if k in seen:
+            seen[k] += 1
+            continue
+        seen[k] = 1
+        out.append(v)
+    notes = [f"{where}: {json.loads(k)!r} is listed {n} times; planned once" for k, n in seen.items() if n > 1]
+    return out, notes
 
 
 class _Unset:
@@ -757,6 +779,12 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
         resources = _merge_resources(resources, prof.get("resources", {}))
         seeds_value = prof.get("seeds", seeds)
         description = prof.get("description", description)
+    notes: list[str] = []
+    for axis in list(grid):
+        where = f"{source}: " + (f"profiles.{profile}.grid.{axis}" if axis in profiles.get(profile, {}).get("grid", {})
+                                 else f"grid.{axis}")
+        grid[axis], more = dedupe_values(list(grid[axis]), where)
+        notes += more
     try:
         typed = settings_schema(**settings)
     except (TypeError, ValueError) as exc:
@@ -786,6 +814,7 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
         exclude=exclude,
         profile_missing=profile == "demo" and profile not in profiles,
         typed_settings=typed,
+        notes=tuple(notes),
     )
 
 
@@ -803,7 +832,8 @@ def expand_jobs(
     key_extra: dict[str, Any] | None = None,
 ) -> list[Job]:
     """The cartesian product of the grid axes times the seeds, each job with its key; grid
-    points matching an ``[[exclude]]`` rule are left out (their keys are not affected).
+    points matching an ``[[exclude]]`` rule are left out (their keys are not affected), and a
+    key already planned is not planned again.
 
     ``fingerprints`` maps a dataset name to a fingerprint of its content; ``versions`` maps
     distribution names to versions. Both enter the key. ``key_extra`` (e.g. ``{"device":
@@ -812,6 +842,7 @@ def expand_jobs(
     """
     axes = list(config.grid)
     jobs: list[Job] = []
+    keys: set[str] = set()
     for values in itertools.product(*(config.grid[a] for a in axes)):
         params = dict(zip(axes, values, strict=False))
         if config.excluded(params):
@@ -826,5 +857,9 @@ def expand_jobs(
                 "data": (fingerprints or {}).get(str(params.get("dataset", "")), ""),
                 **({"extra": key_extra} if key_extra else {}),
             }
-            jobs.append(Job(config.suite, params, dict(config.settings), seed, job_key(payload)))
+            key = job_key(payload)
+            if key in keys:  # one job per key, whatever spelt it twice (the plan counts keys)
+                continue
+            keys.add(key)
+            jobs.append(Job(config.suite, params, dict(config.settings), seed, key))
     return jobs
