@@ -124,3 +124,59 @@ def test_download_progress_and_checksum(local_server, tmp_path):
         download_file(f"{url}/file.bin", tmp_path / "out" / "other.bin", sha256="0" * 64)
     assert not (tmp_path / "out" / "other.bin").exists()
     assert not list((tmp_path / "out").glob("*.tmp"))
+
+
+# ------------------------------------------------------------------ archives (issue 56)
+def _zip(path, entries: dict[str, bytes]) -> None:
+    import zipfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in entries.items():
+            zf.writestr(zipfile.ZipInfo(name), data)
+
+
+def _ogb_arxiv():
+    from gs_data._registry import resolve_name
+
+    return resolve_name("ogbn-arxiv")
+
+
+def test_an_archive_touches_only_its_own_datasets_folder(tmp_path):
+    """A crafted ogb/arxiv.zip holding another dataset's folder, '../' and absolute entries:
+    only arxiv/ is written, the neighbour's files stay as they were, nothing lands elsewhere,
+    no temporary folder is left, and an arxiv file the archive lacks is kept."""
+    from gs_data.datasets import _ensure_raw
+
+    root = tmp_path / "data"
+    other = root / "ogb" / "products" / "raw" / "edge.csv.gz"
+    other.parent.mkdir(parents=True)
+    other.write_bytes(b"products, keep me")
+    mine = root / "ogb" / "arxiv" / "split" / "time" / "train.csv.gz"
+    mine.parent.mkdir(parents=True)
+    mine.write_bytes(b"arxiv split, keep me")
+    raw = {f"arxiv/raw/{f}": f.encode() for f in ("edge.csv.gz", "node-feat.csv.gz", "node-label.csv.gz")}
+    _zip(root / "ogb" / "arxiv.zip", {**raw, "products/raw/edge.csv.gz": b"evil", "products/raw/new.csv": b"evil",
+                                      "../escape.txt": b"evil", "/abs.txt": b"evil", "arxiv/../../up.txt": b"evil"})
+    before = {p for p in tmp_path.rglob("*")}
+    paths = _ensure_raw(_ogb_arxiv(), root, download=True, progress=None, verify=False)
+    assert [p.read_bytes() for p in paths] == [b"edge.csv.gz", b"node-feat.csv.gz", b"node-label.csv.gz"]
+    assert other.read_bytes() == b"products, keep me" and mine.read_bytes() == b"arxiv split, keep me"
+    new = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")} - {p.relative_to(tmp_path).as_posix() for p in before}
+    # zipfile drops the '..' of 'arxiv/../../up.txt': it lands inside arxiv/, its own folder
+    assert new == {"data/ogb/arxiv/raw", "data/ogb/arxiv/up.txt", *(f"data/ogb/{k}" for k in raw)}, new
+
+
+def test_a_failed_extraction_leaves_nothing_behind(tmp_path):
+    from gs_data.datasets import _ensure_raw
+
+    root = tmp_path / "data"
+    (root / "ogb").mkdir(parents=True)
+    (root / "ogb" / "arxiv.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    with pytest.raises(CorruptRawFileError, match="not a valid zip archive"):
+        _ensure_raw(_ogb_arxiv(), root, download=True, progress=None, verify=False)
+    assert sorted(p.name for p in (root / "ogb").iterdir()) == ["arxiv.zip"]  # no arxiv/, no temporary folder
+    with pytest.raises(ValueError, match="one folder name"):
+        from gs_data._io import extract_zip
+
+        extract_zip(root / "ogb" / "arxiv.zip", root / "ogb", keep="../x")

@@ -265,23 +265,44 @@ def download_file(
     return dest
 
 
-def extract_zip(archive: str | os.PathLike, dest_dir: str | os.PathLike) -> None:
-    """Extract a zip archive into ``dest_dir`` (through a temporary folder, then moved)."""
+def extract_zip(archive: str | os.PathLike, dest_dir: str | os.PathLike, keep: str | None = None) -> None:
+    """Extract the part of a zip archive under ``keep`` (a folder name, the dataset's own
+    folder inside ``dest_dir``; the whole archive when ``None``) into ``dest_dir / keep``.
+
+    The archive is unpacked into a private temporary folder inside that dataset folder; only
+    regular files under ``keep/`` are then moved into place, one ``os.replace`` each, so that
+    nothing outside the dataset's own folder is created, replaced or removed (an entry for
+    another dataset, ``../x`` or ``/abs`` is left in the temporary folder, which is removed) and
+    files of the dataset folder that the archive does not hold stay. A failed extraction (a
+    corrupt archive, a full disk) leaves nothing behind: the temporary folder goes, and so does
+    the dataset folder when this call created it. Raises :class:`CorruptRawFileError` for a
+    file that is not a zip archive."""
     import zipfile
 
     dest_dir = Path(dest_dir)
-    dest_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=dest_dir) as tmp:
-        try:
-            with zipfile.ZipFile(archive) as zf:
-                zf.extractall(tmp)
-        except zipfile.BadZipFile as exc:
-            raise CorruptRawFileError(f"{archive}: not a valid zip archive ({exc})") from exc
-        for item in Path(tmp).iterdir():
-            target = dest_dir / item.name
-            if target.exists():
-                if target.is_dir():
-                    shutil.rmtree(target)
-                else:
-                    target.unlink()
-            shutil.move(str(item), target)
+    if keep is not None and (not keep or Path(keep).name != keep or keep in (".", "..")):
+        raise ValueError(f"keep must be one folder name, got {keep!r}")
+    home = dest_dir / keep if keep is not None else dest_dir
+    created = not home.exists()
+    home.mkdir(parents=True, exist_ok=True)
+    moved = False
+    try:
+        with tempfile.TemporaryDirectory(dir=home, prefix=".extract-") as tmp:
+            try:
+                with zipfile.ZipFile(archive) as zf:
+                    zf.extractall(tmp)  # zipfile drops '..' and leading '/' from member names
+            except zipfile.BadZipFile as exc:
+                raise CorruptRawFileError(f"{archive}: not a valid zip archive ({exc})") from exc
+            src = Path(tmp) / keep if keep is not None else Path(tmp)
+            if src.is_dir() and not src.is_symlink():
+                for item in sorted(src.rglob("*")):
+                    if item.is_symlink() or not item.is_file():
+                        continue
+                    target = home / item.relative_to(src)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(item, target)
+                    moved = True
+    except BaseException:
+        if created and not moved:
+            shutil.rmtree(home, ignore_errors=True)
+        raise

@@ -74,7 +74,10 @@ def _ensure_raw(
                     arch = root / f.archive
                     if not arch.exists():
                         download_file(f.url, arch, sha256=None, progress=progress)
-                    extract_zip(arch, root / (f.extract_to or ""))
+                    # only the dataset's own folder of the archive (issue 56: an entry for another
+                    # dataset replaced that dataset's files)
+                    own = Path(f.relpath).relative_to(f.extract_to or "").parts[0]
+                    extract_zip(arch, root / (f.extract_to or ""), keep=own)
                     if not p.exists():
                         raise MissingRawFileError(f"{arch} was extracted but {p} is still missing")
                 else:
