@@ -1045,3 +1045,21 @@ def test_train_events_records_make_the_size_curve_and_stay_out_of_the_grid_table
     figs = gess.figures(full + [small], tmp_path)
     assert "gess_size_curve.png" in [f.path for f in figs] and (tmp_path / "gess_size_curve.png").stat().st_size > 0
     assert gess.tables(full)[-1].title != size.title  # no train_events record: no size table
+
+
+def test_the_size_points_share_one_report_section():
+    """``train_events`` is a sweep setting of the gess runner: the report keeps its records in
+    the section of the full-size ones (the size table needs both), while another setting still
+    sets records apart; the same grid point and seed at two sizes is not a duplicate."""
+    from gs_bench.report import split_by_settings
+
+    full = _record("track-pileup-pu50", "erm", 0.94, 0.77)
+    full["key"], full["job"]["suite"], full["job"]["settings"] = "a", "gess", {}
+    small = _record("track-pileup-pu50", "erm", 0.80, 0.55)
+    small["key"], small["job"]["suite"], small["job"]["settings"] = "b", "gess", {"train_events": 750}
+    other = _record("track-pileup-pu50", "erm", 0.80, 0.55)
+    other["key"], other["job"]["suite"], other["job"]["settings"] = "c", "gess", {"track_max_epochs": 5}
+    assert gess.RUNNER.sweep_settings == ("train_events",)
+    groups = split_by_settings([full, small, other], gess.RUNNER.sweep_settings)
+    assert sorted(sorted(r["key"] for r in recs) for _, recs in groups) == [["a", "b"], ["c"]]
+    assert len(split_by_settings([full, small])) == 2  # without the sweep: apart, as before

@@ -151,12 +151,14 @@ def _settings_defaults(suite: str | None) -> dict[str, str]:
         return {}
 
 
-def record_variant(rec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+def record_variant(rec: dict[str, Any], sweep: Sequence[str] = ()) -> tuple[tuple[str, str], ...]:
     """The settings of a record, flattened (``train.lr``), with the suite's defaults filled
-    in, as a hashable value: two records of one variant differ only by grid point and seed."""
+    in, as a hashable value: two records of one variant differ only by grid point and seed
+    (and by the ``sweep`` settings, :attr:`gs_bench.runner.SuiteRunner.sweep_settings`, which
+    are left out)."""
     job = rec.get("job") or {}
     flat = {**_settings_defaults(job.get("suite")), **_flatten(job.get("settings") or {})}
-    return tuple(sorted(flat.items()))
+    return tuple(sorted((k, v) for k, v in flat.items() if k not in sweep))
 
 
 def describe_variants(variants: Sequence[tuple[tuple[str, str], ...]]) -> list[str]:
@@ -167,27 +169,33 @@ def describe_variants(variants: Sequence[tuple[tuple[str, str], ...]]) -> list[s
     return [", ".join(f"{k}={d[k] if k in d else 'unset'}" for k in keys) for d in dicts]
 
 
-def split_by_settings(records: Sequence[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+def split_by_settings(records: Sequence[dict[str, Any]],
+                      sweep: Sequence[str] = ()) -> list[tuple[str, list[dict[str, Any]]]]:
     """The records of one suite in groups that never mix two runs: one group per settings
     variant (:func:`record_variant`), and inside one, apart again when a grid point and seed
     occur twice (records of other package versions, data or ``--device-in-key``). Each group
     comes with a label naming what sets it apart (``"lr=0.001"``; ``""`` for a single group),
-    so a cell's mean is never taken over two settings and no seed is counted twice."""
+    so a cell's mean is never taken over two settings and no seed is counted twice. The
+    ``sweep`` settings (a runner's ``sweep_settings``) do not set records apart: the runner's
+    tables receive every value of them together."""
     by_variant: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for rec in records:
-        by_variant[record_variant(rec)].append(rec)
+        by_variant[record_variant(rec, sweep)].append(rec)
     variants = sorted(by_variant, key=lambda v: min(r["key"] for r in by_variant[v]))
     labels = describe_variants(variants)
     out: list[tuple[str, list[dict[str, Any]]]] = []
     for variant, label in zip(variants, labels, strict=True):
-        for sub_label, recs in _split_duplicates(by_variant[variant]):
+        for sub_label, recs in _split_duplicates(by_variant[variant], sweep):
             out.append((", ".join(x for x in (label, sub_label) if x), recs))
     return out
 
 
-def _split_duplicates(records: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
-    def point(r: dict[str, Any]) -> tuple[str, Any]:
-        return json.dumps(r["job"].get("params"), sort_keys=True, default=str), r["job"].get("seed")
+def _split_duplicates(records: list[dict[str, Any]],
+                      sweep: Sequence[str] = ()) -> list[tuple[str, list[dict[str, Any]]]]:
+    def point(r: dict[str, Any]) -> tuple[str, Any, str]:
+        swept = {k: (r["job"].get("settings") or {}).get(k) for k in sweep}
+        return (json.dumps(r["job"].get("params"), sort_keys=True, default=str), r["job"].get("seed"),
+                json.dumps(swept, sort_keys=True, default=str))
 
     if len({point(r) for r in records}) == len(records):
         return [("", records)]
@@ -285,7 +293,8 @@ def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None
     order = list(RUNNERS)  # the papers' order: structural shifts, edgewise, LeBed, GeSS
     for suite in sorted(by_suite, key=lambda s: (order.index(s) if s in order else len(order), s)):
         runner = load_runner(suite)
-        groups = split_by_settings(sorted(by_suite[suite], key=lambda r: r["key"]))
+        groups = split_by_settings(sorted(by_suite[suite], key=lambda r: r["key"]),
+                                   getattr(runner, "sweep_settings", ()))
         for i, (label, recs) in enumerate(groups):
             # records of other settings are never averaged together: a section (and so a row)
             # of their own, titled with the settings that set them apart (issue 34)

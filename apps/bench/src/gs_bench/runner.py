@@ -151,6 +151,11 @@ class SuiteRunner:
     order_jobs: Callable[..., list[dict[str, Any]]] = _as_planned
     problems: Callable[..., list[Any]] = _no_problems
     axis_aliases: Mapping[str, str] = field(default_factory=dict)
+    #: settings whose values a report treats as a sweep, not as another run: records that differ
+    #: only in them stay in one section, and :attr:`tables` sees them together (gess:
+    #: ``train_events``, the points of its learning curve over training size). A module sets
+    #: them as ``SWEEP_SETTINGS``.
+    sweep_settings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("Grid", "Settings"):
@@ -170,6 +175,8 @@ class SuiteRunner:
         optional = {h: ns[h] for h in OPTIONAL_HOOKS if h in ns and h != "axis_aliases"}
         if "AXIS_ALIASES" in ns:
             optional["axis_aliases"] = dict(ns["AXIS_ALIASES"])
+        if "SWEEP_SETTINGS" in ns:
+            optional["sweep_settings"] = tuple(ns["SWEEP_SETTINGS"])
         return cls(name=name, module=module.__name__, Grid=ns["Grid"], Settings=ns["Settings"],
                    **{h: ns[h] for h in HOOKS}, **optional)
 

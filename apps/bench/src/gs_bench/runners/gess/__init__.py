@@ -143,4 +143,6 @@ RUNNER = SuiteRunner(
     name="gess", module=__name__, Grid=Grid, Settings=Settings,
     validate=validate, run_job=run_job, tables=tables, figures=figures,
     order_jobs=order_jobs, problems=problems, axis_aliases=AXIS_ALIASES,
+    # the learning curve over training size: its points are one section of the report
+    sweep_settings=("train_events",),
 )
