@@ -87,6 +87,43 @@ def test_corrupt_and_foreign_records_are_quarantined_and_the_report_keeps_the_go
     assert rows[good[0].name] not in report
 
 
+def test_deeply_nested_files_are_unreadable_not_a_crash(toy, tmp_path, capsys):
+    """Issue 56: a record, a run file or a lock nested past the JSON parser's recursion limit
+    raised ``RecursionError`` ("internal error"); each is now read as unreadable: the record
+    quarantined by name, the lock as one of unknown holder, the report made from the rest."""
+    out = tmp_path / "out"
+    assert main(["run", str(toy(n=(1, 2))), "--out", str(out), "--no-progress"]) == 0
+    deep = "[" * 100_000 + "]" * 100_000
+    (out / "results" / "ffff.json").write_text(deep)
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "ffff.json" in err and (out / "results" / "quarantine" / "ffff.json").is_file()
+    (out / ".lock").write_text(deep)
+    assert RunLock(out).holder() == {}
+    (out / ".lock").unlink()
+    # a truncated run file: the report still comes from the records, and names the file
+    run_file = next(out.glob("run-*.json"))
+    run_file.write_text(run_file.read_text()[:30])
+    assert main(["report", str(out)]) == 0
+
+
+def test_report_of_another_tools_folder_moves_nothing(tmp_path, capsys):
+    """Issue 56: a folder of another program that happens to hold ``run-gess.json`` and
+    ``results/*.json``: only a run file that ``gs-bench run`` wrote makes it a run folder whose
+    unreadable records ``report`` may move to quarantine."""
+    from gs_bench.store import read_run_file
+
+    out = tmp_path / "theirs"
+    (out / "results").mkdir(parents=True)
+    (out / "run-gess.json").write_text(json.dumps({"tool": "theirs", "suite": "gess"}))
+    (out / "results" / "model.json").write_text(json.dumps({"weights": [1, 2]}))
+    assert read_run_file(out / "run-gess.json") is None
+    assert not ResultsStore(out).is_run_folder()
+    assert main(["report", str(out)]) != 0  # no records of ours: nothing to report
+    assert (out / "results" / "model.json").is_file() and not (out / "results" / "quarantine").exists()
+
+
 def test_run_reruns_the_job_whose_record_was_corrupt(toy, tmp_path, capsys):
     suite, out = toy(n=(1, 2)), tmp_path / "out"
     assert main(["run", str(suite), "--out", str(out), "--no-progress"]) == 0

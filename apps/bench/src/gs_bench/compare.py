@@ -240,7 +240,7 @@ def run_note(path: str | Path, records: Sequence[dict[str, Any]]) -> str:
     for f in sorted(Path(path).glob("run-*.json")):
         try:
             planned += int(json.loads(f.read_text()).get("jobs") or 0)
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, RecursionError, AttributeError):
             return ""
     if planned and len(records) < planned:  # failed jobs are recorded too: they count as run
         return f"{len(records)} of {planned} planned jobs recorded: the run is not finished"

@@ -242,8 +242,9 @@ def archived_records(path: Path) -> list[dict[str, Any]]:
                 if not isinstance(rec, dict):
                     raise CorruptRecordError(f"a JSON {type(rec).__name__}, not a record")
                 ResultsStore.check_record(rec)
-            except (ValueError, CorruptRecordError) as exc:
-                log.warning("%s line %d skipped: not a complete job record (%s)", path, i, exc)
+            except (ValueError, RecursionError, CorruptRecordError) as exc:
+                log.warning("%s line %d skipped: not a complete job record (%s)", path, i,
+                            exc if not isinstance(exc, RecursionError) else "nested too deep")
                 continue
             out.append(rec)
     return out
@@ -285,8 +286,19 @@ def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None
     by_suite: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for rec in records:
         by_suite[rec["job"]["suite"]].append(rec)
-    run_files = sorted(out.glob("run-*.json"))
-    run_info = json.loads(run_files[-1].read_text()) if run_files else {}
+    from gs_bench.store import read_run_file
+
+    run_info = {}
+    for f in sorted(out.glob("run-*.json")):
+        info = read_run_file(f)
+        if info is None:  # damaged, or another tool's file of that name: the records still report
+            import logging
+
+            logging.getLogger(__name__).warning(
+                "%s is not a readable gs-bench run file; the report leaves out what it would add "
+                "(the command line and environment)", f)
+        else:
+            run_info = info
     sections: list[tuple[str, list[Table], list[Figure]]] = []
     from gs_bench.runners import RUNNERS
 

@@ -41,6 +41,7 @@ from typing import Any
 
 __all__ = [
     "ResultsStore", "RunLock", "LockedError", "CorruptRecordError", "atomic_write_text", "QUARANTINE",
+    "read_json", "read_run_file", "UNREADABLE", "RUN_FILE_KEYS",
 ]
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,41 @@ def _pid_alive(pid: int) -> bool:
         return True
 
 
+#: what reading a JSON file can raise besides a missing file: damaged bytes, bad JSON, and
+#: nesting deeper than the parser's recursion limit (a crafted file; issue 56)
+UNREADABLE = (UnicodeDecodeError, ValueError, RecursionError)
+
+
+def read_json(path: Path) -> Any:
+    """The parsed content of ``path``; :class:`CorruptRecordError` naming the file for any
+    content that does not parse (``RecursionError`` included), ``OSError`` passes."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CorruptRecordError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+    except RecursionError:
+        raise CorruptRecordError(f"{path}: nested deeper than a record can be") from None
+    except ValueError as exc:
+        raise CorruptRecordError(f"{path}: not valid JSON (truncated or damaged: {exc})") from None
+
+
+#: the keys every run file written by ``gs-bench run`` holds (:func:`gs_bench.run._run_locked`)
+RUN_FILE_KEYS = ("suite", "profile", "grid", "settings", "seeds", "jobs")
+
+
+def read_run_file(path: Path) -> dict[str, Any] | None:
+    """The content of a ``run-<suite>.json`` when it is one that ``gs-bench run`` wrote (a JSON
+    object with :data:`RUN_FILE_KEYS` and its own suite name), else ``None``: a file of the
+    same name from another tool, or a damaged one, is not a run file."""
+    try:
+        info = read_json(path)
+    except (CorruptRecordError, OSError):
+        return None
+    if not isinstance(info, dict) or any(k not in info for k in RUN_FILE_KEYS):
+        return None
+    return info if info.get("suite") == Path(path).name[4:-5] else None
+
+
 class RunLock:
     """Exclusive lock of an output folder: ``OUT/.lock`` holding ``{"host", "pid", "started"}``.
 
@@ -111,7 +147,7 @@ class RunLock:
             info = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
-        except (OSError, ValueError):
+        except (OSError, *UNREADABLE):
             return {}
         return info if isinstance(info, dict) else {}
 
@@ -216,7 +252,7 @@ class ResultsStore:
         from gs_bench.runners import RUNNERS
 
         return sorted(p for p in self.root.glob("run-*.json")
-                      if p.is_file() and p.name[4:-5] in RUNNERS)
+                      if p.is_file() and p.name[4:-5] in RUNNERS and read_run_file(p) is not None)
 
     def is_run_folder(self) -> bool:
         """Whether ``gs-bench run`` wrote this folder (it holds a run file): only then does a
@@ -254,12 +290,7 @@ class ResultsStore:
     def get(self, key: str) -> dict[str, Any]:
         """The record of ``key``; :class:`CorruptRecordError` naming the file when it is not one."""
         path = self.path_for(key)
-        try:
-            rec = json.loads(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError as exc:
-            raise CorruptRecordError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
-        except json.JSONDecodeError as exc:
-            raise CorruptRecordError(f"{path}: not valid JSON (truncated or damaged: {exc})") from None
+        rec = read_json(path)
         if not isinstance(rec, dict):
             raise CorruptRecordError(f"{path}: not a result record (a JSON {type(rec).__name__})")
         if rec.get("key") != key:
