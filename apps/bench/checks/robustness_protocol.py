@@ -115,6 +115,25 @@ def _patch_ood_param(method: str, value: float | None) -> None:
     METHODS[method] = cls if value is None else functools.partial(cls, **{OOD_PARAM[method]: value})
 
 
+def _patch_norm_updates(n: int | None) -> None:
+    """Batch-norm updates per training step of the four methods: ``None`` keeps ours (1, GOOD's
+    loop: one forward pass per step); ``0`` takes the training config's, as ERM does (the
+    authors' framework: 4 under ``protocol = "authors"``); another number that many."""
+    import gs_algos.node_methods as nm
+
+    if not hasattr(nm, "_robust_model_ours"):
+        nm._robust_model_ours = nm._robust_model
+    if n is None:
+        nm._robust_model = nm._robust_model_ours
+        return
+
+    def robust_model(name, variant=nm.DEFAULT_ROBUSTNESS_VARIANT):
+        nm.check_variant(variant)
+        return nm.SingleModel(name, nm._robust(name, variant=variant), norm_updates=None if n == 0 else n)
+
+    nm._robust_model = robust_model
+
+
 def main() -> None:
     from gs_bench.published import published
 
@@ -129,6 +148,9 @@ def main() -> None:
     ap.add_argument("--ood-param", type=float, default=None,
                     help="GOOD's ood_param for the robustness methods (DANN domain weight, CORAL "
                          "penalty weight, Mixup alpha, EERM beta); default: GOODCora's config")
+    ap.add_argument("--norm-updates", type=int, default=None,
+                    help="batch-norm updates per step of the four methods (default: ours, 1; 0: "
+                         "the training config's, as ERM, 4 under the paper protocol)")
     ap.add_argument("--methods", nargs="+", default=["dann", "coral", "mixup", "eerm"],
                     choices=sorted([*GOOD_OPTIMISER, "erm"]))
     ap.add_argument("--measured", type=Path, default=MEASURED,
@@ -149,6 +171,7 @@ def main() -> None:
         for method, run in ((m, r) for m in args.methods for r in args.runs):
             _patch(args.protocol, method, args.select)
             _patch_encoder(args.encoder)
+            _patch_norm_updates(args.norm_updates)
             if method in OOD_PARAM:
                 _patch_ood_param(method, args.ood_param)
             params = {"dataset": ds, "method": method, "ratio": "50:50", "strategy": shift}
@@ -167,6 +190,8 @@ def main() -> None:
             tag = f"{args.protocol}/{args.encoder}/select {args.select}"
             if args.ood_param is not None and method in OOD_PARAM:
                 tag += f"/ood_param {args.ood_param:g}"
+            if args.norm_updates is not None:
+                tag += f"/norm updates {args.norm_updates or 'as ERM'}"
             print(f"{ds} {shift} {method} seed {43 + run}, {tag}: ID {100 * m['id_acc']:.2f} "
                   f"OOD {100 * m['ood_acc']:.2f} (epoch {m['best_epochs'][0]}) | recorded "
                   f"{100 * rm['id_acc']:.2f} / {100 * rm['ood_acc']:.2f} (seed 43, epoch "
