@@ -34,7 +34,8 @@ MEASURED = Path(__file__).resolve().parents[1] / "measured"
 #: run folders under measured/ (a "/" for one inside another)
 RUNS = ["ci-lebed", "ci-edgewise", "ci-structural-shifts", "ci-structural-shifts-good", "ci-gess",
         "paper-structural-shifts", "ci-lebed-sources",
-        "ci-gess/gess-frame-8ep", "ci-gess/pt-norm-20ep", "ci-gess/pt-30ep", "ci-lebed/former-pretrain"]
+        "ci-gess/gess-frame-8ep", "ci-gess/pt-norm-20ep", "ci-gess/pt-30ep", "ci-lebed/former-pretrain",
+        "gess-medium-protocol/gess", "gess-medium-protocol/ours"]
 
 
 def _committed_report(name: str) -> Path:
