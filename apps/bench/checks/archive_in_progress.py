@@ -128,7 +128,10 @@ def main(argv: list[str]) -> int:
     for r in records:
         for k, v in r["job"]["params"].items():
             by[k][v] += 1
-        name = r["job"]["params"].get("method") or r["job"]["params"].get("model")
+        p = r["job"]["params"]
+        # the method axis of each suite; gess has none: its grid point (dataset / backbone / algorithm)
+        name = p.get("method") or p.get("model") or " / ".join(
+            str(p[k]) for k in ("dataset", "backbone", "algorithm") if k in p)
         wall[name] += r["wall_time_s"]
         if r.get("cpu_time_s") is not None:  # records written before gs-bench stored it have none
             cpu[name].append(r["cpu_time_s"])
@@ -142,7 +145,7 @@ def main(argv: list[str]) -> int:
              f"Resume (derived from run-*.json): `{resume_command(info, run)}`", ""]
     for k, counts in by.items():
         lines.append(f"- {k}: " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())))
-    lines.append("- wall seconds per method/model, summed (includes any time the run was paused or "
+    lines.append("- wall seconds per method / model (gess: grid point), summed (includes any time the run was paused or "
                  "shared the machine, so not a cost): "
                  + ", ".join(f"{m} {s:,.0f}" for m, s in sorted(wall.items())))
     if cpu:
