@@ -321,3 +321,17 @@ def test_unset_and_an_option_for_the_same_setting_are_refused_and_list_values_re
     value = {"erm": {"lr": 0.1, "x-y": [1, True]}, "a b": "q"}
     assert tomllib.loads(f"v = {setting_text(value)}")["v"] == value
     assert setting_text(None) == "unset" and setting_text("binary") == '"binary"'
+
+
+@pytest.mark.parametrize(("suite", "args", "hint"), [
+    ("gess", ["--methods", "ermm"], "unknown algorithm 'ermm'; did you mean 'erm'?"),
+    ("gess", ["--backbones", "egnnn"], "unknown backbone 'egnnn'; did you mean 'egnn'?"),
+    ("gess", ["--datasets", "track-pileup-pu5"], "did you mean 'track-pileup-pu50'?"),
+    ("structural-shifts", ["--methods", "ermm"], "unknown method 'ermm' for structural-shifts; did you mean 'erm'?"),
+    ("lebed", ["--methods", "gcnn"], "unknown model 'gcnn'; did you mean 'gcn'?"),
+])
+def test_a_misspelt_name_gets_a_did_you_mean(suite, args, hint, tmp_path, capsys):
+    """Issue 58, item 7: an unknown method, backbone or dataset names the closest one."""
+    assert main(["run", suite, *args, "--out", str(tmp_path / "out"), "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert hint in err and len(err.splitlines()) == 1

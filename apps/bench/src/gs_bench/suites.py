@@ -64,6 +64,7 @@ else:  # pragma: no cover
 __all__ = [
     "SuiteConfig",
     "Job",
+    "did_you_mean",
     "SuiteConfigError",
     "DataMissingError",
     "available_suites",
@@ -175,7 +176,7 @@ class SuiteConfig:
         for key in unset:
             if typed is not None and key not in fields:
                 raise SuiteConfigError(
-                    f"command line: --unset {key}: unknown setting{_did_you_mean(key, fields)} "
+                    f"command line: --unset {key}: unknown setting{did_you_mean(key, fields)} "
                     f"(accepted here: {', '.join(sorted(fields))})")
             if key in fields and fields[key].default is not None:
                 raise SuiteConfigError(
@@ -301,7 +302,7 @@ def _read_toml(name_or_path: str) -> tuple[dict[str, Any], str]:
     else:
         names = available_suites()
         if name_or_path not in names:
-            hint = _did_you_mean(name_or_path, names)
+            hint = did_you_mean(name_or_path, names)
             raise SuiteConfigError(
                 f"unknown suite {name_or_path!r}{hint + ' The' if hint else ';'} available suites: {', '.join(names)} "
                 "(or pass the path of a suite .toml file)"
@@ -458,8 +459,9 @@ def setting_text(value: Any) -> str:
     return json.dumps(value)
 
 
-def _did_you_mean(key: str, choices: Any) -> str:
-    """``"; did you mean 'x'?"`` for the choice closest to ``key`` (case ignored), else ``""``."""
+def did_you_mean(key: str, choices: Any) -> str:
+    """``"; did you mean 'x'?"`` for the choice closest to ``key`` (case ignored), else ``""``:
+    for a runner's own "unknown name" messages (a method, backbone, dataset...)."""
     lower = {str(c).lower(): str(c) for c in choices}
     close = difflib.get_close_matches(str(key).lower(), list(lower), n=1, cutoff=0.6)
     return f"; did you mean {lower[close[0]]!r}?" if close else ""
@@ -536,7 +538,7 @@ def check_table(table: Any, schema: type, path: str, *, partial: bool = False) -
         kpath = f"{path}.{key}" if path else str(key)
         if key not in fields:
             raise SuiteConfigError(
-                f"{kpath}: unknown key{_did_you_mean(key, fields)} "
+                f"{kpath}: unknown key{did_you_mean(key, fields)} "
                 f"(accepted here: {', '.join(sorted(fields))})"
             )
         tp = hints[key]
@@ -565,7 +567,7 @@ def _check_grid(grid: Any, schema: type, path: str, *, profile: bool) -> dict[st
         if axis not in axes:
             hint = " (the [grid] does not have it)" if profile else ""
             raise SuiteConfigError(
-                f"{path}.{axis}: unknown grid axis{hint}{_did_you_mean(axis, axes)} "
+                f"{path}.{axis}: unknown grid axis{hint}{did_you_mean(axis, axes)} "
                 f"(axes of this suite: {', '.join(sorted(axes))})"
             )
         if not isinstance(values, list) or not values:
@@ -602,7 +604,7 @@ def _check_resources(table: Any, path: str, axes: dict[str, set]) -> None:
             continue
         if key not in axes:
             raise SuiteConfigError(
-                f"{kpath}: unknown key{_did_you_mean(key, [*RESOURCE_KEYS, *axes])} (accepted: "
+                f"{kpath}: unknown key{did_you_mean(key, [*RESOURCE_KEYS, *axes])} (accepted: "
                 f"{', '.join(RESOURCE_KEYS)}, or a grid axis ({', '.join(sorted(axes))}) with "
                 "one table per value)"
             )
@@ -614,14 +616,14 @@ def _check_resources(table: Any, path: str, axes: dict[str, set]) -> None:
                 known = sorted(str(v) for v in axes[key])
                 raise SuiteConfigError(
                     f"{vpath}: {val!r} is not a value of grid axis {key!r}"
-                    f"{_did_you_mean(val, known)} (values: {', '.join(known)})"
+                    f"{did_you_mean(val, known)} (values: {', '.join(known)})"
                 )
             if not isinstance(sub, dict):
                 raise SuiteConfigError(f"{vpath}: expected a table with {' / '.join(RESOURCE_KEYS)}, "
                                        f"got {_value_repr(sub)}")
             for k in sub:
                 if k not in RESOURCE_KEYS:
-                    raise SuiteConfigError(f"{vpath}.{k}: unknown key{_did_you_mean(k, RESOURCE_KEYS)} "
+                    raise SuiteConfigError(f"{vpath}.{k}: unknown key{did_you_mean(k, RESOURCE_KEYS)} "
                                            f"(accepted: {', '.join(RESOURCE_KEYS)})")
             _check_resource_values(sub, vpath)
     _check_resource_values(table, path)
@@ -668,7 +670,7 @@ def _check_exclude(rules: Any, axes: set[str], path: str) -> tuple[dict[str, tup
         for axis, values in rule.items():
             if axis not in axes:
                 raise SuiteConfigError(
-                    f"{path}[{k}].{axis}: unknown grid axis{_did_you_mean(axis, axes)} "
+                    f"{path}[{k}].{axis}: unknown grid axis{did_you_mean(axis, axes)} "
                     f"(axes of this suite: {', '.join(sorted(axes))})"
                 )
             vals = values if isinstance(values, list) else [values]
@@ -706,7 +708,7 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
         if key not in {f.name for f in dataclasses.fields(SuiteFile)}:
             names = [f.name for f in dataclasses.fields(SuiteFile)]
             raise SuiteConfigError(
-                f"{source}: unknown top-level keys [{key!r}]{_did_you_mean(key, names)} "
+                f"{source}: unknown top-level keys [{key!r}]{did_you_mean(key, names)} "
                 f"(accepted: {', '.join(names)})"
             )
     if "suite" not in raw or not isinstance(raw["suite"], str):
@@ -715,7 +717,7 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
 
     if raw["suite"] not in RUNNERS:
         raise SuiteConfigError(
-            f"{source}: suite = {raw['suite']!r} has no runner{_did_you_mean(raw['suite'], RUNNERS)} "
+            f"{source}: suite = {raw['suite']!r} has no runner{did_you_mean(raw['suite'], RUNNERS)} "
             f"(known: {', '.join(sorted(RUNNERS))})"
         )
     if profile not in PROFILES:
@@ -745,7 +747,7 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
         ppath = f"{source}: profiles.{name}"
         if name not in PROFILES:
             raise SuiteConfigError(
-                f"{ppath}: unknown profile{_did_you_mean(name, PROFILES)} (profiles: {', '.join(PROFILES)})"
+                f"{ppath}: unknown profile{did_you_mean(name, PROFILES)} (profiles: {', '.join(PROFILES)})"
             )
         check_table(prof, ProfileTable, ppath, partial=True)
         if "seeds" in prof:

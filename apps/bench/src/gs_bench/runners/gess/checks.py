@@ -23,7 +23,7 @@ from gs_bench.runners.gess.spec import (
     track_sim_config,
     track_sizes,
 )
-from gs_bench.suites import SuiteConfig, SuiteConfigError
+from gs_bench.suites import SuiteConfig, SuiteConfigError, did_you_mean
 
 __all__ = ["validate", "fingerprint", "data_file", "data_problem", "par_label_pool_size",
            "problems", "stand_in_of"]
@@ -42,10 +42,12 @@ def validate(config: SuiteConfig) -> dict[str, str]:
             old = {"track-pileup": "track-pileup-pu50 / -pu90",
                    "track-signal": "track-signal-tau3mu / -zp20 / -zp10"}.get(d)
             hint = f" (now one dataset per shift case: {old})" if old else ""
+            hint = hint or did_you_mean(d, DATASETS)
             raise SuiteConfigError(f"unknown GeSS dataset {d!r}{hint}; accepted: {', '.join(DATASETS)}")
     for b in config.grid["backbone"]:
         if b not in BACKBONES:
-            raise SuiteConfigError(f"unknown backbone {b!r}; accepted: {', '.join(BACKBONES)}")
+            raise SuiteConfigError(f"unknown backbone {b!r}{did_you_mean(b, BACKBONES)}; "
+                                   f"accepted: {', '.join(BACKBONES)}")
     for a in config.grid["algorithm"]:
         check_algorithm(a)
     st = Settings.from_config(config)

@@ -20,7 +20,13 @@ from typing import Any
 
 from gs_algos.names import builtin_method_names
 from gs_bench.runner import setting
-from gs_bench.suites import SuiteConfigError, TypedSettings, check_choice, check_positive
+from gs_bench.suites import (
+    SuiteConfigError,
+    TypedSettings,
+    check_choice,
+    check_positive,
+    did_you_mean,
+)
 
 __all__ = ["AXIS_ALIASES", "DATASETS", "BACKBONES", "ALGORITHMS", "O_FEATURE", "PAPER_TL", "LEVELS",
            "INAPPLICABLE", "GESS_HPARAMS", "TRACK_SIZES", "DOMAIN_HEADS", "PAR_LABEL_DRAWS",
@@ -341,7 +347,8 @@ def check_algorithm(a: str) -> None:
                                "(GeSS's three Par-Label rows; any tl-<N> is accepted)")
     if a not in algorithm_names() and tl_size(a) is None:
         raise SuiteConfigError(
-            f"unknown algorithm {a!r}; accepted: {', '.join(algorithm_names())}, tl-<N> (e.g. "
+            f"unknown algorithm {a!r}{did_you_mean(a, algorithm_names())}; accepted: "
+            f"{', '.join(algorithm_names())}, tl-<N> (e.g. "
             f"{', '.join(PAPER_TL)})"
         )
 

@@ -22,6 +22,7 @@ from gs_bench.suites import (
     TypedSettings,
     check_nonnegative,
     check_positive,
+    did_you_mean,
 )
 
 #: the values of gs_data.lebed.GENERATORS, gs_algos.lebed.LeBedConfig.epsilon_mode and
@@ -189,7 +190,7 @@ def validate(config: SuiteConfig) -> dict[str, str]:
             )
     for m in config.grid["model"]:
         if m not in MODELS:
-            raise SuiteConfigError(f"unknown model {m!r}; accepted: {', '.join(MODELS)}")
+            raise SuiteConfigError(f"unknown model {m!r}{did_you_mean(m, MODELS)}; accepted: {', '.join(MODELS)}")
     bad_shards = [v for v in config.grid.get("shard", [0])
                   if not (isinstance(v, int) and 0 <= v < st.shards)]
     if bad_shards:

@@ -39,6 +39,7 @@ from gs_bench.suites import (
     TypedSettings,
     check_nonnegative,
     check_positive,
+    did_you_mean,
 )
 from gs_splits.names import DOMAIN_SCOPES, PAPER_SIZES
 
@@ -261,7 +262,8 @@ def validate(config: SuiteConfig) -> dict[str, str]:
     for m in config.grid["method"]:
         if canonical_method(m) not in methods:
             raise SuiteConfigError(
-                f"unknown method {m!r} for structural-shifts; accepted: {', '.join(sorted([*methods, *ALIASES]))}"
+                f"unknown method {m!r} for structural-shifts{did_you_mean(m, [*methods, *ALIASES])}; "
+                f"accepted: {', '.join(sorted([*methods, *ALIASES]))}"
             )
     if st.split_source == "authors":  # a suite problem: checked before the data, so it shows without it
         check_authors_ratios(config)
