@@ -124,10 +124,10 @@ def test_unset_takes_a_profile_setting_back_to_none_and_keys_jobs_as_if_never_se
     with pytest.raises(SuiteConfigError, match="unknown setting.*track_max_epochs"):
         ci.with_overrides(settings={"track_max_epoch": UNSET})
     # did-you-mean ignores case on both sides
-    from gs_bench.suites import _did_you_mean
+    from gs_bench.suites import did_you_mean
 
-    assert _did_you_mean("GPNx", ["GPN"]) == "; did you mean 'GPN'?"
-    assert _did_you_mean("TRACK_MAX_EPOCHS", ["track_max_epochs"]) == "; did you mean 'track_max_epochs'?"
+    assert did_you_mean("GPNx", ["GPN"]) == "; did you mean 'GPN'?"
+    assert did_you_mean("TRACK_MAX_EPOCHS", ["track_max_epochs"]) == "; did you mean 'track_max_epochs'?"
 
 
 @pytest.mark.parametrize(
