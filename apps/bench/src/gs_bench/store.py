@@ -41,7 +41,7 @@ from typing import Any
 
 __all__ = [
     "ResultsStore", "RunLock", "LockedError", "CorruptRecordError", "atomic_write_text", "QUARANTINE",
-    "read_json", "read_run_file", "UNREADABLE", "RUN_FILE_KEYS",
+    "read_json", "read_run_file", "RUN_FILE_KEYS",
 ]
 
 log = logging.getLogger(__name__)
@@ -87,14 +87,10 @@ def _pid_alive(pid: int) -> bool:
         return True
 
 
-#: what reading a JSON file can raise besides a missing file: damaged bytes, bad JSON, and
-#: nesting deeper than the parser's recursion limit (a crafted file; issue 56)
-UNREADABLE = (UnicodeDecodeError, ValueError, RecursionError)
-
-
 def read_json(path: Path) -> Any:
     """The parsed content of ``path``; :class:`CorruptRecordError` naming the file for any
-    content that does not parse (``RecursionError`` included), ``OSError`` passes."""
+    content that does not parse: damaged bytes, bad JSON, and nesting deeper than the parser's
+    recursion limit (a crafted file; issue 56). ``OSError`` passes."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
@@ -144,10 +140,10 @@ class RunLock:
     def holder(self) -> dict[str, Any] | None:
         """The content of the lock file, ``None`` without one, ``{}`` when unreadable."""
         try:
-            info = json.loads(self.path.read_text(encoding="utf-8"))
+            info = read_json(self.path)
         except FileNotFoundError:
             return None
-        except (OSError, *UNREADABLE):
+        except (OSError, CorruptRecordError):
             return {}
         return info if isinstance(info, dict) else {}
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from gs_bench.report import Figure, group_records
-from gs_bench.runners.gess.spec import Settings, algorithm_rank
+from gs_bench.runners.gess.spec import algorithm_rank
 
 __all__ = ["learning_curves", "mean_curve", "figures", "size_figure"]
 
@@ -114,27 +114,21 @@ def size_figure(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Fig
     numbers of :func:`gs_bench.runners.gess.report.size_curve`. Empty without ``train_events``
     records."""
     from gs_bench.published import gess_track_published
-    from gs_bench.runners.gess.report import GESS_TRAIN_EVENTS, size_curve, train_size
+    from gs_bench.runners.gess.report import GESS_TRAIN_EVENTS, size_points
 
-    if size_curve(records) is None:
+    points = size_points(records)
+    if not points:
         return []
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    key = lambda r: (r["job"]["params"]["dataset"], r["job"]["params"]["backbone"],  # noqa: E731
-                     r["job"]["params"]["algorithm"])
-    sub = sorted({key(r) for r in records if Settings.from_record(r).train_events is not None})
-    datasets = sorted({k[0] for k in sub})
+    datasets = sorted({k[0] for k in points})
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.2 * len(datasets), 3.8), squeeze=False)
     for ax, ds in zip(axes[0], datasets, strict=True):
-        for i, (_, bb, algo) in enumerate(k for k in sub if k[0] == ds):
-            by_n: dict[int, list] = {}
-            for r in records:
-                if key(r) == (ds, bb, algo):
-                    by_n.setdefault(train_size(r), []).append(r)
-            ns = sorted(by_n)
+        for i, ((_, bb, algo), by_n) in enumerate((k, v) for k, v in points.items() if k[0] == ds):
+            ns = list(by_n)
             for col, (sel, test, style) in enumerate((("id", "id", "--"), ("ood", "ood", "-"))):
                 vals = [[100.0 * r["metrics"][f"{sel}_sel_test_{test}"] for r in by_n[n]] for n in ns]
                 ax.errorbar(ns, [float(np.mean(v)) for v in vals], yerr=[float(np.std(v)) for v in vals],

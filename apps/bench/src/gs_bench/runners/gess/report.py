@@ -16,7 +16,7 @@ from gs_bench.runners.gess.spec import DATASETS, Settings, algorithm_rank
 
 __all__ = ["SELECTION_COLUMNS", "SELECTION_HEADERS", "tables", "ours_not_gess", "same_selection_comment", "part_sizes",
            "noise_sentence", "position_comparison", "GESS_TRAIN_EVENTS", "full_size", "train_size",
-           "size_curve"]
+           "size_points", "size_curve"]
 
 #: GeSS table 4: training events of its Track cases (PU10 events; Signal: background plus the
 #: Z / Z' source signals), the size its table-3 values were trained on.
@@ -120,6 +120,22 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     return out
 
 
+def size_points(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str, str], dict[int, list]]:
+    """``{(dataset, backbone, algorithm): {training events: records}}`` for each grid point of
+    which some record was trained on a subset (``train_events``), its whole-part records
+    included: the points of :func:`size_curve` and of its figure; ``{}`` without such records."""
+    def point(r: dict[str, Any]) -> tuple[str, str, str]:
+        p = r["job"]["params"]
+        return p["dataset"], p["backbone"], p["algorithm"]
+
+    sub = {point(r) for r in records if Settings.from_record(r).train_events is not None}
+    out: dict[tuple[str, str, str], dict[int, list]] = {k: {} for k in sorted(sub)}
+    for r in records:
+        if point(r) in out:
+            out[point(r)].setdefault(train_size(r), []).append(r)
+    return {k: dict(sorted(v.items())) for k, v in out.items()}
+
+
 def size_curve(records: Sequence[dict[str, Any]]) -> Table | None:
     """The learning curve over training size (issue 53): for each (dataset, backbone,
     algorithm) of which some record was trained on a subset (``train_events``), one row per
@@ -128,19 +144,12 @@ def size_curve(records: Sequence[dict[str, Any]]) -> Table | None:
     DGCNN). ``None`` when no record has ``train_events``."""
     from gs_bench.published import gess_track_published
 
-    sub = {(r["job"]["params"]["dataset"], r["job"]["params"]["backbone"], r["job"]["params"]["algorithm"])
-           for r in records if Settings.from_record(r).train_events is not None}
-    if not sub:
+    points = size_points(records)
+    if not points:
         return None
     rows = []
-    for ds, bb, algo in sorted(sub):
-        recs = [r for r in records if (r["job"]["params"]["dataset"], r["job"]["params"]["backbone"],
-                                       r["job"]["params"]["algorithm"]) == (ds, bb, algo)]
-        by_n: dict[int, list] = {}
-        for r in recs:
-            by_n.setdefault(train_size(r), []).append(r)
-        for n in sorted(by_n):
-            rs = by_n[n]
+    for (ds, bb, algo), by_n in points.items():
+        for n, rs in by_n.items():
             rows.append([ds, bb, algo, f"{n:,}", str(len(rs)),
                          *(fmt_mean_std([r["metrics"][f"{sel}_sel_test_{test}"] for r in rs], scale=100.0)
                            for sel, test in (("id", "id"), ("ood", "ood")))])
