@@ -104,7 +104,7 @@ def test_every_format_gives_the_arrays_and_stats_of_as_csr_graph(fmt, tmp_path):
 
 
 @pytest.mark.parametrize("text", [
-    "0 1\r\n1 2\r\n\r\n+3\t4 \r\n",  # CRLF, '+', tabs, trailing blanks
+    "0 1\r\n1 2\r\n\r\n3\t4 \r\n",  # CRLF, tabs, trailing blanks
     "# c\n  \n5 6 x y\n6 7 1.5 z # c, comma in a comment\n7 5 - -",  # extra columns of any type, no last newline
     "1, 2,a\n 2 ,3,w\n\n3,1 , 9 #x\n",  # comma separated, fields stripped
     "4 4\n4 5\n5 4\n4 5\n",  # a loop, a pair in both directions, a duplicate

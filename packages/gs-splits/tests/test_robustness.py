@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -224,6 +225,32 @@ def test_invalid_counts_in_the_api():
         structural_split(_ring(), num_nodes=-5)
 
 
+def test_more_domains_than_nodes_is_refused(tmp_path, capsys):
+    """Issue 56: --domains 1000000000 on a 40-node graph was accepted (most domains empty)."""
+    n = int(_ring().max()) + 1
+    with pytest.raises(ValueError, match=rf"num_domains must be at most the graph's {n} node\(s\).*got {n + 1}"):
+        structural_split(_ring(), num_domains=n + 1)
+    assert structural_split(_ring(), num_domains=n).domains.max() < n  # n itself is accepted
+    graph = _write_edges(tmp_path / "g.txt", _ring())
+    assert main(["make", str(graph), "--domains", "1000000000", "--out", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "argument --domains" in err and "1000000000" in err, err
+    assert not (tmp_path / "s.npz").exists()
+
+
+@pytest.mark.parametrize("value", ["-0.1,0.2,0.2,0.3,0.4", "-.5,0.5,0.5,0.25,0.25"])
+@pytest.mark.parametrize("joined", [False, True])
+def test_negative_sizes_are_named_with_or_without_equals(tmp_path, capsys, value, joined):
+    """Issue 56: '--sizes -0.1,...' (a space, not '=') got argparse's "expected one argument"."""
+    graph = _write_edges(tmp_path / "g.txt", _ring())
+    opt = [f"--sizes={value}"] if joined else ["--sizes", value]
+    with pytest.raises(SystemExit) as exc:
+        main(["make", str(graph), *opt, "--out", str(tmp_path / "s")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "argument --sizes" in err and "non-negative" in err, err
+
+
 def test_seed_none_records_the_drawn_seed_and_reproduces_the_split():
     e = _ring()
     a = structural_split(e, "random", seed=None)
@@ -370,3 +397,35 @@ def test_a_numba_cache_folder_others_can_write_or_a_link_is_not_reused(tmp_path,
     assert got is not None and Path(got) not in (planted, elsewhere)
     planted.unlink()
     assert _kernels._temporary_cache_dir() == str(planted)  # a private folder of ours is reused
+
+
+# ------------------------------------------------------------------------------ node-id text
+@pytest.mark.parametrize("tok", ["1_0", "+5", "\u0661\u0662", "\uff11\uff12", "-0", " 5x"])
+def test_text_node_ids_are_ascii_digits_only(tmp_path, tok):
+    """Issue 56: Python's int() reads '1_0' as 10, '+5' as 5 and Arabic-Indic / full-width digits
+    as 12; both readers (in memory and the on-disk convert) refuse them, naming line and id."""
+    from gs_splits.ondisk import convert_edges
+
+    f = tmp_path / "ids.txt"
+    f.write_text(f"0 1\n{tok.strip()} 2\n", encoding="utf-8")
+    want = rf"ids\.txt: line 2: node id '{re.escape(tok.strip())}' is not a non-negative integer \(ASCII digits"
+    with pytest.raises(ValueError, match=want):
+        load_graph(f)
+    with pytest.raises(ValueError, match=want):
+        convert_edges(f, tmp_path / "csr")
+
+
+@pytest.mark.parametrize("tok", [str(2**64), str(2**63), "1" + "0" * 18])
+def test_text_node_id_past_the_limit_is_called_too_large(tmp_path, tok):
+    from gs_splits.ondisk import convert_edges
+
+    f = tmp_path / "ids.txt"
+    f.write_text(f"0 1\n1 {tok}\n")
+    want = rf"line 2: node id '{tok}' is too large \(at most 18 digits"
+    with pytest.raises(ValueError, match=want):
+        load_graph(f)
+    with pytest.raises(ValueError, match=want):
+        convert_edges(f, tmp_path / "csr")
+    # the largest accepted id still reads (relabelled: it is one of three ids)
+    f.write_text(f"0 1\n1 {'9' * 18}\n")
+    assert load_graph(f, relabel=True).node_ids[-1] == 10**18 - 1

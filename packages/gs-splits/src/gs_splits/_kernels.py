@@ -890,17 +890,19 @@ def text_has_comma(buf, in_comment):
 
 @_jit(nogil=True)
 def _parse_id(buf, a, b):
-    """``buf[a:b]`` as a node id ('+'? then 1 to 18 digits), or -1."""
-    if a < b and buf[a] == 43:
-        a += 1
-    if b <= a or b - a > 18:
+    """``buf[a:b]`` as a node id (1 to 18 ASCII digits), -1 when it is not digits only, -2 when
+    it is more than 18 digits (too large; :data:`gs_splits.io.NODE_ID_DIGITS`)."""
+    if b <= a:
         return -1
     v = np.int64(0)
     for i in range(a, b):
         d = np.int64(buf[i]) - 48
         if d < 0 or d > 9:
             return -1
-        v = v * 10 + d
+        if i - a < 18:
+            v = v * 10 + d
+    if b - a > 18:
+        return -2
     return v
 
 
@@ -966,7 +968,8 @@ def parse_edge_text(buf, comma, ncols, src, dst):
 
     Returns ``(bytes consumed, edges, lines consumed, ncols, error, a, b, fields)``; error 0
     none, 1 a first data line with fewer than two fields (``buf[a:b]`` is its text), 2 a line
-    with another number of fields, 3 a field that is not a node id (``buf[a:b]``); on an error
+    with another number of fields, 3 a field that is not a node id (``buf[a:b]``), 4 a node id
+    of more than 18 digits (too large); on an error
     the lines consumed include the bad line and the bytes consumed stop before it.
     """
     n = buf.size
@@ -993,10 +996,10 @@ def parse_edge_text(buf, comma, ncols, src, dst):
                 return p, e, lines, ncols, 2, p, end, nf
             u = _parse_id(buf, a0, b0)
             if u < 0:
-                return p, e, lines, ncols, 3, a0, b0, nf
+                return p, e, lines, ncols, 3 if u == -1 else 4, a0, b0, nf
             v = _parse_id(buf, a1, b1)
             if v < 0:
-                return p, e, lines, ncols, 3, a1, b1, nf
+                return p, e, lines, ncols, 3 if v == -1 else 4, a1, b1, nf
             src[e] = u
             dst[e] = v
             e += 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -204,7 +205,7 @@ def _parser() -> argparse.ArgumentParser:
                          "50:50 (default 0.3,0.1,0.1,0.1,0.4), 70:30, 90:10")
     mk.add_argument("--seed", type=_seed, default=0, help="random seed (ties, ID shuffle; default 0, >= 0)")
     mk.add_argument("--num-nodes", type=_positive_int, default=None, help="number of nodes if the highest ids have no edges (>= 1)")
-    mk.add_argument("--domains", type=_positive_int, default=10, help="number of property domains stored per node (appendix F, default 10, >= 1)")
+    mk.add_argument("--domains", type=_positive_int, default=None, help="number of property domains stored per node (appendix F; from 1 to the number of nodes; default 10, or the number of nodes if fewer)")
     mk.add_argument("--domain-scope", choices=["in_train", "all"], default="in_train",
                     help="nodes the domain bins are cut over: the training nodes (appendix F, default) or all nodes (the earlier rule)")
     mk.add_argument("--relabel", action="store_true",
@@ -298,6 +299,8 @@ def _make(args: argparse.Namespace) -> int:
                                  tie_fraction=args.tie_fraction or TIE_WARNING_FRACTION,
                                  memory=args.memory, path=which)
     except (ValueError, TypeError) as exc:  # name the input file the problem came from
+        if str(exc).startswith("num_domains"):  # the option, not the file
+            raise ValueError(f"argument --domains: {str(exc)[len('num_domains '):]} ({args.graph})") from None
         src = args.graph  # structural_split's checks of a given property start with "property"
         if args.property_file is not None and (str(exc).startswith("property")
                                                or isinstance(exc, TiedPropertyError)):
@@ -516,9 +519,38 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _value_options(parser: argparse.ArgumentParser) -> set[str]:
+    """Option strings (of every sub-command) that take a value."""
+    out: set[str] = set()
+    for act in parser._actions:
+        if isinstance(act, argparse._SubParsersAction):
+            for sub in act.choices.values():
+                out |= _value_options(sub)
+        elif act.option_strings and act.nargs != 0:
+            out.update(act.option_strings)
+    return out
+
+
+def _attach_negative_values(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """``--sizes -0.1,0.2,...`` as ``--sizes=-0.1,0.2,...``: argparse takes a value that starts
+    with '-' and is not a plain number for an option and answers "expected one argument", so the
+    option's own check (which names the negative value) never ran."""
+    opts, out, i = _value_options(parser), [], 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok in opts and i + 1 < len(argv) and re.match(r"-[0-9.]", argv[i + 1]):
+            out.append(f"{tok}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``gs-splits`` console script."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(_attach_negative_values(list(sys.argv[1:] if argv is None else argv), parser))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     # the one line saying why the first run waits (numba compiling), shown without -v too
     logging.getLogger("gs_splits.kernels").setLevel(logging.INFO)

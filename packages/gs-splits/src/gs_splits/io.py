@@ -16,10 +16,14 @@ Text edge lists
   also when choosing the delimiter: the file is comma separated when a non-comment line has
   a comma, otherwise whitespace separated.
 * **Extra columns** (a weight, a timestamp, ...): every line must have the same number of
-  columns, at least two. The first two are the node ids (non-negative integers); any further
-  columns are ignored, whatever they hold (integer, float or text), with one logged warning
-  that says how many were ignored. A line with a different number of columns, or an id that
-  is not a non-negative integer, is an error naming the file and the line number.
+  columns, at least two. The first two are the node ids; any further columns are ignored,
+  whatever they hold (integer, float or text), with one logged warning that says how many
+  were ignored. A line with a different number of columns is an error naming the file and
+  the line number.
+* **Node ids** are ASCII digits only, at most 18 of them (ids below 10**18, within int64):
+  a sign, an underscore (``1_0``), a non-ASCII digit (``١٢``, ``１２``) or a float is an error
+  naming the file, the line and the id, and a longer run of digits is called too large, where
+  Python's ``int()`` would read ``1_0`` as 10 and ``+5`` as 5 (:data:`NODE_ID_DIGITS`).
 
 Sparse node ids
 ---------------
@@ -97,6 +101,22 @@ def _edges_2xE(e: Any, p: Path, what: str) -> np.ndarray:
     return _int_ids(e, p)
 
 
+#: Most digits of a node id in a text edge list: ids below 10**18 fit int64 with room to spare.
+NODE_ID_DIGITS = 18
+_ALL_IDS = re.compile(rf"(?:[0-9]{{1,{NODE_ID_DIGITS}}}\n)*[0-9]{{1,{NODE_ID_DIGITS}}}", re.ASCII)
+
+
+def _check_node_id(p: Path, lineno: int, tok: str) -> None:
+    """Raise the one-line error for a text node id that is not 1 to 18 ASCII digits."""
+    if re.fullmatch(r"[0-9]+", tok, re.ASCII):
+        if len(tok) > NODE_ID_DIGITS:
+            raise ValueError(f"{p}: line {lineno}: node id {tok!r} is too large (at most {NODE_ID_DIGITS} "
+                             "digits: ids below 10**18, within int64)")
+        return
+    raise ValueError(f"{p}: line {lineno}: node id {tok!r} is not a non-negative integer "
+                     "(ASCII digits 0-9 only)")
+
+
 def read_edge_list(p: Path) -> np.ndarray:
     """Read a text edge list (rules in the module docstring); returns ``(2, E)`` int64."""
     try:
@@ -126,18 +146,13 @@ def read_edge_list(p: Path) -> np.ndarray:
             )
         first.append(cols[0])
         second.append(cols[1])
-    try:
-        src = np.array(first, dtype=np.int64)
-        dst = np.array(second, dtype=np.int64)
-        bad_sign = bool(src.size) and min(int(src.min()), int(dst.min())) < 0
-    except (ValueError, OverflowError):
-        bad_sign = True
-    if bad_sign:
+    # one C-level pass over all ids; int64 conversion alone would take '1_0', '+5' and '١٢'
+    if not _ALL_IDS.fullmatch("\n".join(first) + "\n" + "\n".join(second)):
         for (lineno, _), u, v in zip(rows, first, second, strict=True):
             for tok in (u, v):
-                if not re.fullmatch(r"\+?\d{1,18}", tok):
-                    raise ValueError(f"{p}: line {lineno}: node id {tok!r} is not a non-negative integer")
-        raise ValueError(f"{p}: node ids must be non-negative integers below 10**18")
+                _check_node_id(p, lineno, tok)
+    src = np.array(first, dtype=np.int64)
+    dst = np.array(second, dtype=np.int64)
     if ncols and ncols > 2:
         log.warning("%s: ignored %d extra column(s) after 'u v' on every line (weights / "
                     "timestamps are not used by the splits)", p, ncols - 2)

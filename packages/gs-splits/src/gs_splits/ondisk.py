@@ -533,7 +533,11 @@ class _TextSource:
                 if err == 2:
                     raise ValueError(f"{self.path}: line {line} has {nf} column(s), the first data line has {ncols}; "
                                      "every line needs the same columns (u v [extra ...])")
-                raise ValueError(f"{self.path}: line {line}: node id {text!r} is not a non-negative integer")
+                if err == 4:
+                    raise ValueError(f"{self.path}: line {line}: node id {text!r} is too large (at most 18 digits: "
+                                     "ids below 10**18, within int64)")
+                raise ValueError(f"{self.path}: line {line}: node id {text!r} is not a non-negative integer "
+                                 "(ASCII digits 0-9 only)")
             lines += nlines
             pos = min(pos + used, self.size)
             if used < buf.size:  # src is full

@@ -427,6 +427,11 @@ def _rank_domains(order: np.ndarray, k: int, within: np.ndarray | None) -> np.nd
 
 
 # ---------------------------------------------------------------------- structural split
+#: The number of appendix-F property domains when none is given (the paper's 10; a graph with
+#: fewer nodes gets one domain per node).
+DEFAULT_NUM_DOMAINS = 10
+
+
 @dataclass(frozen=True)
 class StructuralSplitConfig:
     """Settings of a structural split (defaults: structural-shifts paper, section 4).
@@ -481,7 +486,7 @@ def structural_split(
     sizes: Sequence[float] | str = (0.3, 0.1, 0.1, 0.1, 0.4),
     seed: int | np.random.Generator | None = 0,
     num_nodes: int | None = None,
-    num_domains: int = 10,
+    num_domains: int | None = None,
     domain_scope: str = "in_train",
     on_ties: str = "warn",
     tie_fraction: float = TIE_WARNING_FRACTION,
@@ -515,8 +520,10 @@ def structural_split(
         again gives the same split.
     num_nodes : int, optional
         Passed to :func:`as_csr_graph` (isolated trailing nodes).
-    num_domains : int, default 10
-        k of the appendix-F domain discretisation stored in ``split.domains`` (>= 1).
+    num_domains : int, optional
+        k of the appendix-F domain discretisation stored in ``split.domains``: from 1 to the
+        number of nodes. Default: :data:`DEFAULT_NUM_DOMAINS` (10, the paper's), or the number of
+        nodes of a graph with fewer.
     domain_scope : {"in_train", "all"}, default "in_train"
         Which nodes the ``num_domains`` equal-count bins of the sigma rank are cut over.
         ``"in_train"``: the training nodes (appendix F: domains say "which nodes in the
@@ -567,7 +574,8 @@ def structural_split(
             raise ValueError(f"sizes: unknown preset {sizes!r}; use one of {sorted(PAPER_SIZES)}")
         sizes = PAPER_SIZES[sizes]
     s = _check_sizes(sizes, 5)
-    if isinstance(num_domains, bool) or not isinstance(num_domains, (int, np.integer)) or num_domains < 1:
+    if num_domains is not None and (isinstance(num_domains, bool) or not isinstance(num_domains, (int, np.integer))
+                                    or num_domains < 1):
         raise ValueError(f"num_domains must be an integer >= 1, got {num_domains!r}")
     if domain_scope not in DOMAIN_SCOPES:
         raise ValueError(f"domain_scope must be one of {list(DOMAIN_SCOPES)}, got {domain_scope!r}")
@@ -654,13 +662,18 @@ _PATH_NAMES = {"memory": "in-memory", "ondisk": "out-of-core"}
 
 
 def _structural_split(g: _GraphView, strategy: Any, s: np.ndarray, seed: Any, seed_record: Any,
-                      num_domains: int, domain_scope: str, on_ties: str, tie_fraction: float) -> Split:
+                      num_domains: int | None, domain_scope: str, on_ties: str, tie_fraction: float) -> Split:
     n = g.num_nodes
     nonempty = int(np.count_nonzero(s > 0))
     if n < nonempty:
         raise ValueError(
             f"graph has {n} node(s), fewer than the {nonempty} non-empty parts requested by sizes"
         )
+    if num_domains is None:
+        num_domains = min(DEFAULT_NUM_DOMAINS, n)
+    elif num_domains > n:
+        raise ValueError(f"num_domains must be at most the graph's {n} node(s) (each domain is an equal-count "
+                         f"bin of nodes), got {num_domains}")
     rng = np.random.default_rng(seed)
 
     if isinstance(strategy, str):
