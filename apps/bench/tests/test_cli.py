@@ -335,3 +335,40 @@ def test_a_misspelt_name_gets_a_did_you_mean(suite, args, hint, tmp_path, capsys
     assert main(["run", suite, *args, "--out", str(tmp_path / "out"), "--dry-run"]) == 2
     err = capsys.readouterr().err.strip()
     assert hint in err and len(err.splitlines()) == 1
+
+
+def test_a_raw_file_that_is_a_fifo_is_named_not_called_missing(tmp_path, capsys):
+    """Issue 56: a FIFO (or a link to /dev/zero) in place of a raw file was "missing"; the
+    dry run names what it is, in one line, exit 2, without opening it (a FIFO would block)."""
+    import os
+
+    raw = tmp_path / "root" / "structural-shifts" / "cora-ml" / "data.mat"
+    raw.parent.mkdir(parents=True)
+    os.mkfifo(raw)
+    assert main(["run", "structural-shifts", "--profile", "ci", "--datasets", "cora-ml", "--set",
+                 f"root={tmp_path / 'root'}", "--out", str(tmp_path / "o"), "--dry-run"]) == 2
+    err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("gs-bench")]
+    assert err == [f"gs-bench: cannot start: dataset 'cora-ml': raw file {raw} is a FIFO (named pipe), "
+                   "not a regular file; put the data file itself there"]
+
+
+def test_nan_features_stop_the_dry_run_naming_the_file(tmp_path, capsys):
+    """Issue 56: the dry run called a suite valid whose data file holds NaN features (every job
+    then failed "training loss became nan at epoch 0"); it now names the file and the entry."""
+    import numpy as np
+    import scipy.io
+
+    import gs_data
+
+    raw = gs_data.raw_paths("cora-ml", tmp_path / "root")[0]
+    raw.parent.mkdir(parents=True)
+    x = np.eye(12, 6)
+    x[4, 2] = np.nan
+    edges = np.array([[i, (i + 1) % 12] for i in range(12)]).T
+    scipy.io.savemat(raw, {"features": x, "labels": (np.arange(12) % 3)[None, :], "edges": edges})
+    assert main(["run", "structural-shifts", "--profile", "ci", "--datasets", "cora-ml", "--set",
+                 f"root={tmp_path / 'root'}", "--out", str(tmp_path / "o"), "--dry-run"]) == 2
+    err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("gs-bench")]
+    assert err == [f"gs-bench: cannot start: dataset 'cora-ml': {raw}: the node features hold 1 NaN / inf "
+                   "value(s), the first at node 4, feature 2 (nan); a model cannot train on them: fix or "
+                   "replace the file"], err

@@ -556,6 +556,33 @@ def test_a_full_disk_at_start_names_the_path_and_says_nothing_was_lost(toy, tmp_
     assert sorted(p.read_text() for p in (out / "results").glob("*.json")) == kept
 
 
+@pytest.mark.parametrize("code", ["EROFS", "EACCES"])
+def test_a_read_only_run_folder_is_named_as_read_only(toy, tmp_path, capsys, monkeypatch, code):
+    """Issue 56: a read-only --out named a temporary lock file and said "Free some space". (This
+    machine runs the tests as root, whom a mode of 0o555 does not stop, so the refusal of the
+    file system is simulated where the lock is created.)"""
+    import errno
+
+    from gs_bench import store
+
+    out = tmp_path / "out"
+    out.mkdir()
+    real_open = store.os.open
+
+    def refuse(path, *a, **k):
+        if str(path).startswith(str(out)):
+            raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)), str(path))
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr(store.os, "open", refuse)
+    assert main(["run", str(toy(n=(1,))), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(f"gs-bench: cannot write {out}: {os.strerror(getattr(errno, code))}: the run "
+                             f"folder {out} is read-only or not writable by this user"), err
+    assert "space" not in err[0] and ".lock" not in err[0]
+
+
 def test_a_profile_the_suite_file_lacks_is_an_error_naming_its_profiles(toy, tmp_path, capsys):
     """``--profile ci`` on a file without ``[profiles.ci]`` ran the base settings silently."""
     path = toy(n=(1,))

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import urllib.error
 
+import numpy as np
 import pytest
 
 import gs_data
@@ -125,3 +127,57 @@ def test_build_once_builds_a_cache_entry_once_for_concurrent_callers(tmp_path):
         raise OSError(28, "No space left on device")
 
     assert build_once(tmp_path / "other.json", load, build, fail) == {"value": 42}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero-link", "dangling-link", "folder"])
+def test_a_raw_path_that_is_not_a_regular_file_is_named_as_such(tmp_path, kind):
+    """Issue 56: a FIFO hung the reader and a link to /dev/zero was called "missing" by the suite
+    check; each kind of non-regular path is named, before anything opens it."""
+    p = gs_data.raw_paths("cora-ml", tmp_path)[0]
+    p.parent.mkdir(parents=True)
+    if kind == "fifo":
+        os.mkfifo(p)
+        want = "is a FIFO (named pipe), not a regular file"
+    elif kind == "dev-zero-link":
+        p.symlink_to("/dev/zero")
+        want = "(a symbolic link to /dev/zero) is a character device, not a regular file"
+    elif kind == "dangling-link":
+        p.symlink_to(tmp_path / "gone.mat")
+        want = "which does not exist"
+    else:
+        p.mkdir()
+        want = "is a folder, not a regular file"
+    assert want in (gs_data.not_a_regular_file(p) or "")
+    with pytest.raises(CorruptRawFileError, match=rf"dataset 'cora-ml': {p}.*{re.escape(want)}"):
+        gs_data.load("cora-ml", root=tmp_path, download=False, cache_dir=tmp_path / "cache")
+
+
+def test_a_regular_file_or_a_link_to_one_is_not_flagged(tmp_path):
+    f = tmp_path / "f.mat"
+    f.write_bytes(b"x")
+    (tmp_path / "link.mat").symlink_to(f)
+    assert gs_data.not_a_regular_file(f) is None
+    assert gs_data.not_a_regular_file(tmp_path / "link.mat") is None
+    assert gs_data.not_a_regular_file(tmp_path / "absent.mat") is None  # missing: the caller's message
+
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("sparse", [True, False])
+def test_nan_or_inf_features_name_the_file_and_the_first_bad_entry(fixtures_root, tmp_path, bad, sparse):
+    """Issue 56: NaN / inf in a data file's features made every job fail "training loss became
+    nan at epoch 0" without naming the file; the read names it, with the first bad entry."""
+    import scipy.io
+    import scipy.sparse as sps
+
+    src = fixtures_root / "structural-shifts" / "pubmed" / "data.mat"
+    mat = scipy.io.loadmat(src)
+    x = np.asarray(sps.csr_matrix(mat["features"]).toarray(), dtype=np.float64)
+    x[7, 3], x[9, 0] = bad, bad
+    dst = gs_data.raw_paths("pubmed", tmp_path)[0]
+    dst.parent.mkdir(parents=True)
+    scipy.io.savemat(dst, {**{k: v for k, v in mat.items() if not k.startswith("__")},
+                           "features": sps.csc_matrix(x) if sparse else x})
+    with pytest.raises(CorruptRawFileError, match=rf"^{re.escape(str(dst))}: the node features hold 2 NaN / inf "
+                                                  rf"value\(s\), the first at node 7, feature 3 \({bad}\)"):
+        gs_data.load("pubmed", root=tmp_path, download=False, cache_dir=tmp_path / "cache")

@@ -349,7 +349,10 @@ def _os_error(exc: OSError, out: Path) -> str:
 
     where = exc.filename or out
     reason = exc.strerror or _one_line(exc)
-    if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):  # not "free some space" (issue 56)
+        return (f"cannot write {where}: {reason}: the run folder {out} is read-only or not writable by "
+                "this user; choose another --out, or make it writable and run the same command again")
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
         return f"cannot write {where}: {reason}" if exc.filename else _one_line(exc)
     from gs_bench.store import ResultsStore
 

@@ -192,7 +192,10 @@ class RunLock:
               "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
         tmp = self.path.with_name(unique_temp_name(self.path.name))
         try:
-            fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+            try:
+                fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+            except OSError as exc:  # name the run folder, not the temporary file (issue 56)
+                raise type(exc)(exc.errno, exc.strerror or str(exc), str(self.path.parent)) from None
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(json.dumps(me))  # no fsync: a lock emptied by a power loss is taken over
             for _ in range(5):

@@ -34,6 +34,7 @@ from gs_data._io import (
     atomic_path,
     atomic_write,
     data_root,
+    not_a_regular_file,
     unique_temp_name,
 )
 from gs_data._readers import RawGraph
@@ -111,6 +112,7 @@ __all__ = [
     "fingerprint",
     "MissingRawFileError",
     "CorruptRawFileError",
+    "not_a_regular_file",
     "ChecksumError",
     *_LAZY,
     *_SUBMODULES,

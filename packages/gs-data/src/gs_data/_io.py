@@ -65,6 +65,33 @@ class ChecksumError(CorruptRawFileError):
     """A raw file's SHA-256 differs from the published one."""
 
 
+def not_a_regular_file(path: str | os.PathLike) -> str | None:
+    """Why ``path`` exists but cannot be read as a raw file, or ``None`` (a regular file, a
+    symbolic link to one, or nothing there: a missing file is its caller's own message).
+
+    A FIFO blocks the reader forever, ``/dev/zero`` never ends and a folder is no file, so raw
+    files are read only from regular files (issue 56: a FIFO or a link to ``/dev/zero`` was
+    called "missing" by the suite check and hung or failed the job). A link whose target is
+    missing is named with its target.
+    """
+    import stat
+
+    p = Path(path)
+    link = f" (a symbolic link to {os.readlink(p)})" if p.is_symlink() else ""
+    try:
+        mode = p.stat().st_mode
+    except FileNotFoundError:
+        return f"{p} is a symbolic link to {os.readlink(p)}, which does not exist" if link else None
+    except OSError as exc:
+        return f"{p}{link} cannot be read ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+            else "a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    return f"{p}{link} is {kind}, not a regular file; put the data file itself there"
+
+
 def data_root() -> Path:
     """The default data root: ``$GS_DATA_ROOT`` or ``<user cache dir>/gs-data``."""
     env = os.environ.get("GS_DATA_ROOT")

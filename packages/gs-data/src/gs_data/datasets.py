@@ -17,6 +17,7 @@ import torch
 from torch_geometric.data import Data
 
 from gs_data._io import (
+    CorruptRawFileError,
     MissingRawFileError,
     ProgressCallback,
     atomic_write,
@@ -24,6 +25,7 @@ from gs_data._io import (
     data_root,
     download_file,
     extract_zip,
+    not_a_regular_file,
     processed_root,
     sha256_file,
 )
@@ -56,6 +58,10 @@ def _ensure_raw(
     paths = []
     for f in spec.raw_files:
         p = root / f.relpath
+        for cand in (p, *(root / a for a in f.alternatives)):
+            why = not_a_regular_file(cand)
+            if why is not None:
+                raise CorruptRawFileError(f"raw file for dataset {spec.name!r}: {why}")
         if not p.exists():
             alt = next((root / a for a in f.alternatives if (root / a).exists()), None)
             if alt is not None:
@@ -144,6 +150,29 @@ def _read(spec: DatasetSpec, root: Path, paths: list[Path], cache_dir: Path | No
     # built once when several processes miss together (issue 34)
     return build_once(cache, _load_processed, lambda: spec.reader(root), _save_processed,  # type: ignore[misc]
                       what="processed cache", rebuild=force_reload)
+
+
+def _check_finite_features(name: str, raw: RawGraph, paths: list[Path]) -> None:
+    """Refuse NaN / inf node features, naming the file and the first bad entry (issue 56: every
+    job of such a file failed with "training loss became nan at epoch 0", naming nothing)."""
+    x = raw.x
+    if x is None:
+        return
+    vals = x.data if sp.issparse(x) else np.asarray(x)
+    if vals.dtype.kind not in "fc" or bool(np.isfinite(vals).all()):
+        return
+    if sp.issparse(x):
+        csr = sp.csr_matrix(x)
+        k = int(np.flatnonzero(~np.isfinite(csr.data))[0])
+        row, col, val = int(np.searchsorted(csr.indptr, k, side="right") - 1), int(csr.indices[k]), csr.data[k]
+        bad = int((~np.isfinite(csr.data)).sum())
+    else:
+        row, col = (int(v) for v in np.argwhere(~np.isfinite(vals))[0])
+        val, bad = vals[row, col], int((~np.isfinite(vals)).sum())
+    where = str(paths[0]) if len(paths) == 1 else f"dataset {name!r} ({', '.join(str(p) for p in paths)})"
+    raise CorruptRawFileError(
+        f"{where}: the node features hold {bad} NaN / inf value(s), the first at node {row}, feature "
+        f"{col} ({val}); a model cannot train on them: fix or replace the file")
 
 
 def to_data(
@@ -302,6 +331,7 @@ def load(
         paths = _ensure_raw(spec, base, download=download, progress=progress, verify=verify_checksums)
         cdir = processed_root(cache_dir) if use_cache else None
         raw = _read(spec, base, paths, cdir, force_reload)
+        _check_finite_features(spec.name, raw, paths)
         display_name = spec.name
     y = raw.y.copy()
     if missing_label != -1:

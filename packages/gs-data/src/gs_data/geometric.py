@@ -272,6 +272,11 @@ def missing_geometric_data(name: str, *, root: str | os.PathLike | None = None,
     spec = geometric_spec(name)
     path = data_file(spec, root)
     if path is not None:
+        from gs_data._io import not_a_regular_file
+
+        why = not_a_regular_file(path)
+        if why is not None:
+            return why
         return None if path.is_file() else f"{path} is missing: place {spec.data.split(' under ')[0]} there"
     if spec.family == "moleculeace":
         if data_dir is not None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gs_bench.suites import DataMissingError, SuiteConfig, SuiteConfigError
 
-__all__ = ["data_root", "dataset_fingerprint", "dataset_fingerprints", "require_axes"]
+__all__ = ["check_contents", "data_root", "dataset_fingerprint", "dataset_fingerprints", "require_axes"]
 
 
 def require_axes(config: SuiteConfig, suite: str, axes: tuple[str, ...]) -> None:
@@ -20,7 +20,8 @@ def require_axes(config: SuiteConfig, suite: str, axes: tuple[str, ...]) -> None
 
 
 def dataset_fingerprints(config: SuiteConfig) -> dict[str, str]:
-    """Check the grid's node-classification datasets exist and fingerprint their raw files."""
+    """Check the grid's node-classification datasets exist and fingerprint their raw files, then
+    read each one (:func:`check_contents`)."""
     import gs_data
 
     known = set(gs_data.available_datasets())
@@ -29,13 +30,31 @@ def dataset_fingerprints(config: SuiteConfig) -> dict[str, str]:
         if name.lower() not in known:
             raise SuiteConfigError(f"unknown dataset {name!r}; accepted: {', '.join(sorted(known))}")
         fingerprints[name] = dataset_fingerprint(name, config.settings.get("root"))
+    for name in fingerprints:
+        check_contents(name, config.settings.get("root"))
     return fingerprints
+
+
+def check_contents(name: str, root: str | None = None) -> None:
+    """Read dataset ``name`` once before any job, so that a damaged file, or NaN / inf in its
+    features, stops the plan with the file and the first bad entry named (issue 56: the dry run
+    called such a suite valid and every job failed "training loss became nan at epoch 0").
+    gs-data keeps what it reads in its processed cache, which the jobs then read."""
+    import gs_data
+
+    if name.lower().startswith("synthetic"):
+        return
+    try:
+        gs_data.load(name, root=data_root(root), download=False)
+    except gs_data.CorruptRawFileError as exc:
+        raise SuiteConfigError(f"dataset {name!r}: {exc}") from None
 
 
 def dataset_fingerprint(name: str, root: str | None = None) -> str:
     """Hash of the raw files of ``name`` (or of the embedded generator's checksum).
 
-    Raises :class:`SuiteConfigError` naming the missing file and where to put it.
+    Raises :class:`DataMissingError` naming a missing file and where to put it, and
+    :class:`SuiteConfigError` for a raw path that is not a regular file (a FIFO, a device).
     """
     import gs_data
 
@@ -49,11 +68,14 @@ def dataset_fingerprint(name: str, root: str | None = None) -> str:
         raise DataMissingError(f"dataset {name!r}: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - turned into a config error with the reason
         raise SuiteConfigError(f"dataset {name!r}: {exc}") from exc
-    from gs_data import fingerprint
+    from gs_data import fingerprint, not_a_regular_file
 
     fields = []
     for p in paths:
         p = Path(p)
+        why = not_a_regular_file(p)  # a FIFO, a device, a folder: not "missing" (issue 56)
+        if why is not None:
+            raise SuiteConfigError(f"dataset {name!r}: raw file {why}")
         if not p.is_file():
             raise DataMissingError(
                 f"dataset {name!r}: raw file {p} is missing; download it or place it there "
