@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from gs_bench.cli import main
@@ -372,3 +374,47 @@ def test_nan_features_stop_the_dry_run_naming_the_file(tmp_path, capsys):
     assert err == [f"gs-bench: cannot start: dataset 'cora-ml': {raw}: the node features hold 1 NaN / inf "
                    "value(s), the first at node 4, feature 2 (nan); a model cannot train on them: fix or "
                    "replace the file"], err
+
+
+def test_third_party_deprecation_warnings_stay_off_stderr_unless_verbose(tmp_path, monkeypatch):
+    """Issue 56: every run on torch 2.14 printed PyG's torch.jit.script FutureWarning. Without -v
+    gs-bench (and, through the environment, its local workers) drops third-party Deprecation /
+    Future warnings; ours and other categories still show."""
+    import warnings
+
+    from gs_bench import executors
+
+    monkeypatch.delenv(executors.QUIET_WARNINGS_ENV, raising=False)
+
+    def shown(module: str, category: type[Warning]) -> bool:
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            executors.quiet_third_party_warnings()
+            warnings.warn_explicit("old", category, "x.py", 1, module=module)
+        return bool(got)
+
+    assert not shown("torch_geometric.nn.conv", FutureWarning)
+    assert not shown("torch.jit", DeprecationWarning)
+    assert shown("gs_bench.runners.x", FutureWarning) and shown("torch", UserWarning)
+    with warnings.catch_warnings():
+        assert main(["run", "structural-shifts", "--out", str(tmp_path / "o"), "--dry-run"]) == 0
+    assert os.environ.get(executors.QUIET_WARNINGS_ENV) == "1"
+    monkeypatch.delenv(executors.QUIET_WARNINGS_ENV)
+    with warnings.catch_warnings():
+        assert main(["run", "structural-shifts", "--out", str(tmp_path / "o"), "--dry-run", "-v"]) == 0
+    assert executors.QUIET_WARNINGS_ENV not in os.environ
+
+
+def test_a_dry_run_stopped_by_sigterm_does_not_say_resume(tmp_path, capsys, monkeypatch):
+    """Issue 56: SIGTERM during a long dry run said "run the same command again to resume"."""
+    from gs_bench import cli
+
+    def stopped(*a, **k):
+        raise cli._Stopped()
+
+    monkeypatch.setattr(cli, "_dispatch", stopped)
+    assert main(["run", "structural-shifts", "--out", str(tmp_path / "o"), "--dry-run"]) == 143
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last == "gs-bench: stopped by SIGTERM; dry run: nothing was started or written", last
+    assert main(["run", "structural-shifts", "--out", str(tmp_path / "o")]) == 143
+    assert "run the same command again to resume" in capsys.readouterr().err

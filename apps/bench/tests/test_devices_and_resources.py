@@ -75,7 +75,12 @@ def test_the_device_does_not_change_the_job_keys_unless_asked(toy, tmp_path, cap
 @pytest.mark.parametrize(("args", "message"), [
     (["--device", "gpu"], "--device must be one of 'auto', 'cpu', 'cuda', 'cuda:<index>', got 'gpu'"),
     (["--threads", "0"], "--threads: must be >= 1"),
-    (["--retries", "-1"], "--retries: must be >= 0"),
+    (["--retries", "-1"], "--retries: must be from 0 to 100, got -1"),
+    (["--retries", "1000000"], "--retries: must be from 0 to 100, got 1000000"),
+    (["--workers", "1000000"], "--workers: at most 1000, got 1000000"),
+    (["--workers", "999"], "--workers: at most 4 per CPU core with the local executor"),
+    (["--workers", "1001", "--executor", "ray"], "--workers: at most 1000, got 1001"),
+    (["--workers", "-3"], "--workers: must be >= 1, got -3"),
     (["--threads", "1000000"], "--threads: at most the"),
     (["--seeds", "1000000000"], "--seeds: at most 1000, got 1000000000"),
     (["--address", "auto"], "--address: needs --executor ray"),

@@ -205,14 +205,16 @@ def test_extra_columns_follow_one_documented_policy(tmp_path, caplog):
 
 
 # ------------------------------------------------------------------------------ counts and seeds
-@pytest.mark.parametrize("args", [["--domains", "0"], ["--domains", "-3"], ["--num-nodes", "0"], ["--num-nodes", "-1"]])
+@pytest.mark.parametrize("args", [["--domains", "0"], ["--domains", "-3"], ["--num-nodes", "0"], ["--num-nodes", "-1"],
+                                  ["--num-nodes", str(10**12)], ["--num-nodes", str(2**31)]])
 def test_invalid_counts_are_rejected_in_one_line(tmp_path, capsys, args):
     graph = _write_edges(tmp_path / "g.txt", _ring())
     with pytest.raises(SystemExit) as exc:
         main(["make", str(graph), *args, "--out", str(tmp_path / "s")])
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "must be >= 1" in err and args[0] in err
+    want = "must be from 1 to 2**31 - 1" if args[0] == "--num-nodes" else "must be >= 1"
+    assert len(err.splitlines()) == 1 and want in err and args[0] in err, err
     assert not (tmp_path / "s.npz").exists()
 
 
@@ -397,6 +399,34 @@ def test_a_numba_cache_folder_others_can_write_or_a_link_is_not_reused(tmp_path,
     assert got is not None and Path(got) not in (planted, elsewhere)
     planted.unlink()
     assert _kernels._temporary_cache_dir() == str(planted)  # a private folder of ours is reused
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX owners and modes")
+def test_the_numba_fallback_cache_is_one_reused_folder_not_one_per_run(tmp_path, monkeypatch):
+    """Issue 56: where <tmp>/gs-splits-numba-<uid> was not ours alone, every run made a new
+    mkdtemp folder, never reused or removed, while the log said "first run only"."""
+    import tempfile
+
+    from gs_splits import _compile_log, _kernels
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setitem(_kernels._cache_state, "throwaway", False)
+    base = tmp_path / f"gs-splits-numba-{os.getuid()}"
+    base.mkdir()
+    base.chmod(0o777)  # taken: not ours alone
+    first = _kernels._temporary_cache_dir()
+    assert first == f"{base}-1" and _kernels._temporary_cache_dir() == first  # reused, run after run
+    assert sorted(p.name for p in tmp_path.iterdir()) == [base.name, f"{base.name}-1"]  # no litter
+    for k in range(1, _kernels.CACHE_DIR_ALTERNATIVES + 1):  # all nine names taken
+        alt = Path(f"{base}-{k}")
+        alt.mkdir(exist_ok=True)
+        alt.chmod(0o777)
+    registered = []
+    monkeypatch.setattr(_kernels.atexit, "register", lambda f, *a, **k: registered.append((f, a)))
+    last = _kernels._temporary_cache_dir()
+    assert Path(last).parent == tmp_path and not last.startswith(str(base))
+    assert registered == [(_kernels.shutil.rmtree, (last,))] and _kernels._cache_state["throwaway"]
+    assert "every run compiles" in _compile_log.MESSAGE_EVERY_RUN
 
 
 # ------------------------------------------------------------------------------ node-id text

@@ -22,6 +22,13 @@ from gs_bench.suites import PROFILES
 
 #: ``--seeds`` above this is refused (a typo such as 1000000000 would plan a billion jobs)
 MAX_SEEDS = 1000
+#: The most parallel jobs of ``gs-bench run`` (``--workers``): with the local executor also at
+#: most :data:`WORKERS_PER_CORE` per CPU core this process may use (each worker is a process
+#: training one job; more only thrash).
+MAX_WORKERS = 1000
+WORKERS_PER_CORE = 4
+#: The most times a job whose worker died is started again (``--retries``).
+MAX_RETRIES = 100
 
 DESCRIPTION = """\
 gs-bench: evaluate graph and geometric deep-learning models under distribution shift.
@@ -119,11 +126,11 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--unset", action="append", metavar="KEY", dest="unset_settings", help="take back a setting the profile gives, where the setting's default is 'unset' (e.g. gess's track_max_epochs, lebed's or edgewise's root; repeatable): the jobs run and are keyed as if the suite never set it")
     run.add_argument("--executor", default="local", choices=EXECUTORS, help="local worker processes (default) or a Ray cluster (docs/cluster.md)")
     run.add_argument("--address", help="Ray cluster address for --executor ray, e.g. HEAD:6379 or 'auto' (default: start a local Ray)")
-    run.add_argument("--workers", type=int, default=1, metavar="N", help="parallel jobs, at most (default: 1); with Ray also on a cluster given by --address")
+    run.add_argument("--workers", type=int, default=1, metavar="N", help="parallel jobs, at most (default: 1; 1 to 1000, and with the local executor at most 4 per CPU core); with Ray also on a cluster given by --address")
     run.add_argument("--device", default="auto", metavar="DEVICE", help="where every job trains: auto (CUDA when available, else CPU; the default), cpu, cuda or cuda:N. Stored in each record; the job keys do not change with it")
     run.add_argument("--device-in-key", action="store_true", help="make --device part of the job keys, so records of another device are not reused")
     run.add_argument("--threads", type=int, metavar="N", help="torch threads per job, at most the CPU cores this process may use with the local executor (default: CPU cores / --workers; with Ray: the job's num_cpus)")
-    run.add_argument("--retries", type=int, default=DEFAULT_RETRIES, metavar="N", help=f"times a job whose worker process died (killed, out of memory, lost node) is started again before it is recorded as failed (default: {DEFAULT_RETRIES})")
+    run.add_argument("--retries", type=int, default=DEFAULT_RETRIES, metavar="N", help=f"times a job whose worker process died (killed, out of memory, lost node) is started again before it is recorded as failed (default: {DEFAULT_RETRIES}; 0 to {MAX_RETRIES})")
     run.add_argument("--out", type=_folder, required=True, help="results folder (created; re-use it to resume)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--report", choices=FORMATS, default="md", help="report written at the end (default: md)")
@@ -242,6 +249,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:  # a usage error: the help on stderr, exit 2
         parser.print_help(sys.stderr)
         return 2
+    if not getattr(args, "verbose", False):  # third-party deprecation notices: only with -v
+        from gs_bench.executors import QUIET_WARNINGS_ENV, quiet_third_party_warnings
+
+        quiet_third_party_warnings()
+        os.environ[QUIET_WARNINGS_ENV] = "1"
     # the command's own parser, so that the message names `gs-bench run` and its --help
     parser = _command_parser(parser, args.command)
     for name in ("workers", "seeds", "threads"):
@@ -250,6 +262,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"argument --{name}: must be >= 1, got {value}")
     if getattr(args, "seeds", None) is not None and args.seeds > MAX_SEEDS:
         parser.error(f"argument --seeds: at most {MAX_SEEDS}, got {args.seeds}")
+    if args.command == "run" and args.workers > MAX_WORKERS:
+        parser.error(f"argument --workers: at most {MAX_WORKERS}, got {args.workers}")
+    if args.command == "run" and args.executor == "local":
+        from gs_bench.executors import available_cores
+
+        if args.workers > WORKERS_PER_CORE * available_cores():
+            parser.error(f"argument --workers: at most {WORKERS_PER_CORE} per CPU core with the local executor "
+                         f"({WORKERS_PER_CORE * available_cores()} here), got {args.workers}")
     if getattr(args, "threads", None) is not None and getattr(args, "executor", "local") == "local":
         from gs_bench.executors import available_cores
 
@@ -258,8 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                          f"may use, got {args.threads}")
     if getattr(args, "address", None) is not None and getattr(args, "executor", "local") != "ray":
         parser.error("argument --address: needs --executor ray (the local executor has no cluster address)")
-    if getattr(args, "retries", 0) < 0:
-        parser.error(f"argument --retries: must be >= 0, got {args.retries}")
+    if not 0 <= getattr(args, "retries", 0) <= MAX_RETRIES:
+        parser.error(f"argument --retries: must be from 0 to {MAX_RETRIES}, got {args.retries}")
     if getattr(args, "device", None) is not None:
         from gs_algos.device_names import check_device_name  # spelling only: no torch
 
@@ -301,7 +321,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = "SIGTERM" if isinstance(exc, _Stopped) else "SIGINT"
         out = getattr(args, "out", None) if args.command == "run" else None
         where = ""
-        if out is not None:
+        if out is not None and getattr(args, "dry_run", False):  # nothing ran: nothing to resume
+            where = "; dry run: nothing was started or written"
+        elif out is not None:
             from gs_bench.store import ResultsStore
 
             where = (f"; {len(ResultsStore(out).keys())} finished record(s) kept in {Path(out) / 'results'}; "

@@ -182,10 +182,28 @@ def _load(path: str) -> Callable[..., dict[str, Any]]:
 _WATCHDOG_PERIOD_S = 0.5
 
 
+#: Set by ``gs-bench`` without ``--verbose``; inherited by the local workers, which then keep
+#: third-party deprecation warnings off stderr too (:func:`quiet_third_party_warnings`).
+QUIET_WARNINGS_ENV = "GS_BENCH_QUIET_WARNINGS"
+
+
+def quiet_third_party_warnings() -> None:
+    """Keep DeprecationWarning, PendingDeprecationWarning and FutureWarning raised outside our
+    packages off stderr (issue 56: every run on torch 2.14 printed a 2-line ``torch.jit.script``
+    FutureWarning from PyG's import). Warnings from ``gs_*`` modules and every other category
+    still show; ``gs-bench -v`` shows them all."""
+    import warnings
+
+    for category in (DeprecationWarning, PendingDeprecationWarning, FutureWarning):
+        warnings.filterwarnings("ignore", category=category, module=r"(?!gs_)")
+
+
 def _die_with_parent(parent_pid: int) -> None:
     """Initializer of a local worker process: exit as soon as ``parent_pid`` is gone; take the
     source fingerprints now, before a job imports anything (:func:`sources_edited`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if os.environ.get(QUIET_WARNINGS_ENV) == "1":
+        quiet_third_party_warnings()
     source_fingerprints()
     if sys.platform.startswith("linux"):
         try:

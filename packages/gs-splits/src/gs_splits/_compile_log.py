@@ -14,10 +14,12 @@ import logging
 
 from numba.core import event
 
-__all__ = ["LOGGER", "MESSAGE"]
+__all__ = ["LOGGER", "MESSAGE", "MESSAGE_EVERY_RUN"]
 
 LOGGER = logging.getLogger("gs_splits.kernels")
 MESSAGE = "compiling kernels (first run only; numba caches them)"
+#: said instead when numba has no reusable cache folder (gs_splits._kernels' fallback)
+MESSAGE_EVERY_RUN = "compiling kernels (numba has no reusable cache folder here: every run compiles)"
 #: module whose kernels count (others, e.g. a user's own numba code, are not ours to announce)
 _OURS = "gs_splits."
 
@@ -25,6 +27,7 @@ _OURS = "gs_splits."
 class _FirstCompile(event.Listener):
     def __init__(self) -> None:
         self.told = False
+        self.message = MESSAGE
 
     def on_start(self, ev: event.Event) -> None:
         if self.told:
@@ -33,7 +36,7 @@ class _FirstCompile(event.Listener):
         module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
         if module.startswith(_OURS):
             self.told = True
-            LOGGER.info(MESSAGE)
+            LOGGER.info(self.message)
 
     def on_end(self, ev: event.Event) -> None:
         return None

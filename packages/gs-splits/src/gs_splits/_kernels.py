@@ -11,8 +11,10 @@ block order, so the results are bit-identical on any machine whatever
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import shutil
 import stat
 import tempfile
 import types
@@ -26,7 +28,14 @@ from gs_splits import _compile_log  # noqa: F401  (logs once when numba compiles
 NBLOCKS = 256  # fixed reduction granularity (independent of the thread count)
 
 log = logging.getLogger(__name__)
-_cache_state = {"fallback": None}  # None: numba's own locations work; a path; or "off"
+# fallback -- None: numba's own locations work; a path; or "off"; throwaway: the path is removed at exit
+_cache_state: dict = {"fallback": None, "throwaway": False}
+
+
+def base_name() -> str:
+    """The reusable fallback cache folders' name pattern, for messages."""
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    return os.path.join(tempfile.gettempdir(), f"gs-splits-numba-{uid}[-1..-{CACHE_DIR_ALTERNATIVES}]")
 
 
 def _private_dir(path: str) -> bool:
@@ -36,26 +45,38 @@ def _private_dir(path: str) -> bool:
     return stat.S_ISDIR(st.st_mode) and mine and not st.st_mode & 0o022
 
 
+#: Numbered alternatives to ``<tmp>/gs-splits-numba-<uid>`` tried when that name is taken by a
+#: folder that is not ours alone (another user's, a link, world-writable).
+CACHE_DIR_ALTERNATIVES = 8
+
+
 def _temporary_cache_dir() -> str | None:
     """A writable folder for numba's cache when neither ``NUMBA_CACHE_DIR``, the package folder
-    nor ``$HOME`` is: ``<tmp>/gs-splits-numba-<uid>`` (kept, so the next run reuses it) when
-    it is a folder of this user that no one else can write, else a fresh ``mkdtemp``;
-    ``None`` when the temporary folder is not writable either."""
+    nor ``$HOME`` is: ``<tmp>/gs-splits-numba-<uid>``, or the first of ``...-<uid>-1`` to
+    ``-8`` where that name is taken by a folder that is not ours alone; kept, so the next run
+    finds the same one and reuses its kernels (issue 56: a fresh ``mkdtemp`` folder per run
+    was left behind every time). Only when all nine are taken: a ``mkdtemp`` folder removed
+    when the process exits. ``None`` when the temporary folder is not writable either."""
     uid = os.getuid() if hasattr(os, "getuid") else "user"
-    shared = os.path.join(tempfile.gettempdir(), f"gs-splits-numba-{uid}")
+    base = os.path.join(tempfile.gettempdir(), f"gs-splits-numba-{uid}")
+    for k in range(CACHE_DIR_ALTERNATIVES + 1):
+        cand = base if k == 0 else f"{base}-{k}"
+        try:
+            os.makedirs(cand, mode=0o700, exist_ok=True)
+            # numba unpickles its index files: a folder of that predictable name that another
+            # user made (or a link to one) could hold a crafted cache, so use it only if ours
+            if _private_dir(cand):
+                tempfile.TemporaryFile(dir=cand).close()
+                return cand
+        except OSError:
+            continue
     try:
-        os.makedirs(shared, mode=0o700, exist_ok=True)
-        # numba unpickles its index files: a folder of that predictable name that another user
-        # made (or a link to one) could hold a crafted cache, so reuse it only if it is ours
-        if _private_dir(shared):
-            tempfile.TemporaryFile(dir=shared).close()
-            return shared
-    except OSError:
-        pass
-    try:
-        return tempfile.mkdtemp(prefix="gs-splits-numba-")
+        where = tempfile.mkdtemp(prefix="gs-splits-numba-")
     except OSError:
         return None
+    atexit.register(shutil.rmtree, where, ignore_errors=True)
+    _cache_state["throwaway"] = True
+    return where
 
 
 def _jit(**options):
@@ -73,11 +94,17 @@ def _jit(**options):
                     raise
                 if _cache_state["fallback"] is None:  # the first kernel: try a temporary folder
                     where = _temporary_cache_dir()
+                    if where is None or _cache_state.get("throwaway"):
+                        from gs_splits import _compile_log
+
+                        _compile_log.LISTENER.message = _compile_log.MESSAGE_EVERY_RUN
                     log.warning(
                         "numba finds no writable cache folder (NUMBA_CACHE_DIR, beside gs_splits, "
                         "$HOME); %s. Set NUMBA_CACHE_DIR to a writable folder to choose one",
-                        f"compiled kernels are cached in {where}" if where
-                        else "kernels are compiled in every run (no temporary folder is writable)",
+                        "kernels are compiled in every run (no temporary folder is writable)" if where is None
+                        else f"kernels are compiled in every run, in {where} (removed at exit: the {base_name()}"
+                             f" folders are all taken by other users or links)" if _cache_state.get("throwaway")
+                        else f"compiled kernels are cached in {where}, reused by later runs",
                     )
                     if where:
                         _cache_state["fallback"] = where

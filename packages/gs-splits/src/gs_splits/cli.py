@@ -164,6 +164,10 @@ def _checked(convert, ok, kind: str, accepted: str):
 _positive_int = _checked(int, lambda v: v >= 1, "an integer", ">= 1")
 _fraction = _checked(float, lambda v: 0 < v <= 1, "a fraction", "in (0, 1]")
 _seed = _checked(int, lambda v: v >= 0, "an integer", ">= 0")
+#: ``--num-nodes``: node ids stay below 2**31, as the on-disk path stores them (int32 CSR
+#: indices); 10**12 nodes ran out of memory in the graph's name.
+MAX_NUM_NODES = 2**31 - 1
+_num_nodes = _checked(int, lambda v: 1 <= v <= MAX_NUM_NODES, "an integer", f"from 1 to 2**31 - 1 = {MAX_NUM_NODES}")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -204,7 +208,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="fractions in_train,in_valid,in_test,out_valid,out_test summing to 1, or a paper preset "
                          "50:50 (default 0.3,0.1,0.1,0.1,0.4), 70:30, 90:10")
     mk.add_argument("--seed", type=_seed, default=0, help="random seed (ties, ID shuffle; default 0, >= 0)")
-    mk.add_argument("--num-nodes", type=_positive_int, default=None, help="number of nodes if the highest ids have no edges (>= 1)")
+    mk.add_argument("--num-nodes", type=_num_nodes, default=None, help="number of nodes if the highest ids have no edges (1 to 2**31 - 1)")
     mk.add_argument("--domains", type=_positive_int, default=None, help="number of property domains stored per node (appendix F; from 1 to the number of nodes; default 10, or the number of nodes if fewer)")
     mk.add_argument("--domain-scope", choices=["in_train", "all"], default="in_train",
                     help="nodes the domain bins are cut over: the training nodes (appendix F, default) or all nodes (the earlier rule)")
@@ -243,7 +247,7 @@ def _parser() -> argparse.ArgumentParser:
     cv.add_argument("out_dir", type=Path, help="folder to write (indptr.npy, indices.npy, meta.json); resumes a partial one")
     cv.add_argument("--memory", type=_memory, default=None,
                     help="budget of the conversion's arrays, e.g. 16G or 512M (default: 60%% of the RAM; the process adds ~0.2 GB)")
-    cv.add_argument("--num-nodes", type=_positive_int, default=None, help="number of nodes if the highest ids have no edges (>= 1)")
+    cv.add_argument("--num-nodes", type=_num_nodes, default=None, help="number of nodes if the highest ids have no edges (1 to 2**31 - 1)")
     cv.add_argument("--dtype", choices=["int32", "int64"], default=None,
                     help="id type of a raw binary edge file without a sidecar FILE.json")
     cv.add_argument("--restart", action="store_true", help="discard what OUT_DIR holds (another input's conversion too) and start over")
