@@ -19,7 +19,6 @@ Exit status 2 when the folder holds no such record or no stored model.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -36,39 +35,16 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from gs_algos import predict_graph, seeded
-    from gs_bench.runners import gess
-    from gs_bench.runners.gess.data import cached_graph_parts
+    from gs_algos import predict_graph
     from gs_data.track import POSITION_FEATURES
-    from gs_models import build_model
 
-    rec = None
-    for f in sorted((a.run / "results").glob("*.json")):
-        r = json.loads(f.read_text())
-        p = r.get("job", {}).get("params", {})
-        if (r.get("status") == "ok" and p.get("dataset") == a.dataset and p.get("backbone") == a.backbone
-                and p.get("algorithm") == "erm" and int(r["job"]["seed"]) == a.seed
-                and gess.Settings.from_record(r).train_events is None):
-            rec = r
-    if rec is None:
-        print(f"{a.run}: no finished ERM record of {a.dataset} / {a.backbone} / seed {a.seed}", file=sys.stderr)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _track_model import load_erm
+
+    m = load_erm(a.run, a.dataset, a.backbone, a.seed)
+    if m is None:
         return 2
-    job = {**rec["job"], "workdir": str(a.run)}
-    st, case = gess.Settings.from_job(job), gess.DATASETS[a.dataset]
-    ds = gess.load_dataset(a.dataset, st, "no-info")
-    parts = cached_graph_parts(
-        str(a.run), a.dataset, "no-info", st,
-        lambda: gess.graph_parts(ds, "no-info", unit_coordinates=True, knn_k=case.knn_k, position_summary=True),
-        unit_coordinates=True, knn_k=case.knn_k, position_summary=True)
-    in_ch, categorical = gess.model_inputs(ds, case)
-    model = seeded(lambda: build_model(gess.BACKBONES[a.backbone], in_ch, 1, categorical=categorical, k=case.knn_k,
-                                       **gess.model_overrides(case, st, a.backbone)), a.seed)
-    cfg = gess.train_config(a.dataset, "erm", st, a.seed)
-    cache = gess.pretrain_cache(job)
-    epoch = cache.load(cache.key("gess-erm-pretrain", a.seed, cfg, model), model) if cache else None
-    if epoch is None:
-        print(f"{a.run}: no stored model for that record (members/)", file=sys.stderr)
-        return 2
+    rec, parts, model, epoch = m.record, m.parts, m.model, m.epoch
     print(f"{a.dataset} / {a.backbone} / seed {a.seed}: the ERM model of epoch {epoch} (best Val-ID), "
           f"record {rec['job']['key']}: Test-ID {100 * rec['metrics']['id_sel_test_id']:.2f}, "
           f"Test-OOD at this epoch {100 * rec['metrics']['id_sel_test_ood']:.2f}")

@@ -38,6 +38,9 @@ def test_docstring_example():
 def test_the_paper_strategies_come_first_and_the_builtins_stay():
     assert available_strategies()[:4] == PAPER_STRATEGIES
     assert set(available_strategies()) >= {"degree", "kcore", "eigenvector", "betweenness"}
+    from gs_splits.names import BUILTIN_STRATEGIES  # the light copy of the names agrees
+
+    assert tuple(n for n, e in strategies_module.STRATEGIES.items() if e.builtin) == BUILTIN_STRATEGIES
     with pytest.raises(ValueError, match="built in"):
         unregister_strategy("popularity")
     with pytest.raises(ValueError, match="exists already"):

@@ -54,11 +54,9 @@ def run_suite(
     A failing job prints one line whatever ``workers``; ``verbose`` adds its traceback (which
     is always in its log file).
     """
-    from gs_algos.device import check_device, resolve_device
+    from gs_algos.device_names import check_device_name  # the spelling: no torch import
 
-    check_device(device, "--device")
-    if executor == "local":  # here, the driver is the machine: fail now, not once per job
-        resolve_device(device, "--device")
+    check_device_name(str(device), "--device")
     config = load_suite(suite, profile)
     axes = dict(axes or {})
     if "method" in axes and "method" not in config.grid and "model" in config.grid:
@@ -75,6 +73,11 @@ def run_suite(
     if pre.problems:
         print(format_problems(pre.problems), file=sys.stdout if dry_run else sys.stderr)
         raise SuiteConfigError(f"{pre.summary()}; nothing started (problems listed above)")
+    if executor == "local":  # here, the driver is the machine: fail now, not once per job (after
+        # the names and the data, so that a misspelt method is refused before torch loads)
+        from gs_algos.device import resolve_device
+
+        resolve_device(device, "--device")
     jobs, env = pre.jobs, (pre.env if pre.env is not None else environment())
     if not jobs:  # before issue 34: exit 0 and "no results ... run `gs-bench run ...` first"
         why = (f"the [[exclude]] rules leave out all {pre.excluded} grid point(s)" if pre.excluded

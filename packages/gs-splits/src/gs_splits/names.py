@@ -11,6 +11,7 @@ these tables and re-export them.
 from __future__ import annotations
 
 __all__ = [
+    "BUILTIN_STRATEGIES",
     "DOMAIN_SCOPES",
     "INFO_LEVELS",
     "PAPER_SIZES",
@@ -39,6 +40,10 @@ DOMAIN_SCOPES = ("in_train", "all")
 #: The structural-shifts paper's strategies (section 3.2) and its random baseline, in the
 #: order of its tables (the registry, :data:`gs_splits.STRATEGIES`, may hold more).
 PAPER_STRATEGIES = ("popularity", "locality", "density", "random")
+#: Every built-in strategy of :data:`gs_splits.strategies.STRATEGIES`, in its order: the paper's,
+#: then the extras (a test checks the two agree). For a caller that lists the names without
+#: importing the kernels (numba), e.g. a suite check refusing a misspelt strategy.
+BUILTIN_STRATEGIES = (*PAPER_STRATEGIES, "degree", "kcore", "eigenvector", "betweenness")
 
 #: GeSS's levels of OOD information (section 3) and the parts of a scientific split.
 INFO_LEVELS = ("no_info", "o_feature", "par_label")

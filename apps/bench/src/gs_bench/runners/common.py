@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gs_bench.suites import DataMissingError, SuiteConfig, SuiteConfigError
+from gs_bench.suites import DataMissingError, SuiteConfig, SuiteConfigError, did_you_mean
 
 __all__ = ["check_contents", "data_root", "dataset_fingerprint", "dataset_fingerprints", "require_axes"]
 
@@ -28,7 +28,8 @@ def dataset_fingerprints(config: SuiteConfig) -> dict[str, str]:
     fingerprints: dict[str, str] = {}
     for name in config.grid["dataset"]:
         if name.lower() not in known:
-            raise SuiteConfigError(f"unknown dataset {name!r}; accepted: {', '.join(sorted(known))}")
+            raise SuiteConfigError(f"unknown dataset {name!r}{did_you_mean(name, known)}; "
+                                   f"accepted: {', '.join(sorted(known))}")
         fingerprints[name] = dataset_fingerprint(name, config.settings.get("root"))
     for name in fingerprints:
         check_contents(name, config.settings.get("root"))

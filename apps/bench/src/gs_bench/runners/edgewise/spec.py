@@ -22,6 +22,7 @@ from gs_bench.suites import (
     TypedSettings,
     check_nonnegative,
     check_positive,
+    did_you_mean,
 )
 from gs_models.configs import STRUCTURED_VARIANTS
 
@@ -97,7 +98,8 @@ def validate(config: SuiteConfig) -> dict[str, str]:
     for m in config.grid["model"]:
         if m not in MODELS:
             raise SuiteConfigError(
-                f"model {m!r} is not supported by the edgewise runner; accepted: {', '.join(MODELS)}"
+                f"model {m!r} is not supported by the edgewise runner{did_you_mean(m, MODELS)}; "
+                f"accepted: {', '.join(MODELS)}"
             )
     for f in config.grid["fold"]:
         if f not in FOLDS:

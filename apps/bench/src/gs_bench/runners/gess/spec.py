@@ -309,10 +309,18 @@ class Settings(TypedSettings):
 def algorithm_names() -> list[str]:
     """Algorithms the suite accepts besides ``tl-<N>``: :data:`ALGORITHMS` in GeSS's order,
     then every other graph-level method of gs-algos (e.g. one added with
-    :func:`gs_algos.register_method`; read at call time, no second list)."""
-    from gs_algos import available_methods
+    :func:`gs_algos.register_method`; read at call time, no second list). The registry is read
+    only when this process has imported :mod:`gs_algos.methods`, where a method can be
+    registered (nothing registers itself on import): a misspelt algorithm is refused without
+    loading torch."""
+    import sys
 
-    return [*ALGORITHMS, *(m for m in available_methods("graph") if m not in ALGORITHMS), NEGATIVE_CONTROL]
+    extra = []
+    if "gs_algos.methods" in sys.modules:
+        from gs_algos import available_methods
+
+        extra = [m for m in available_methods("graph") if m not in ALGORITHMS]
+    return [*ALGORITHMS, *extra, NEGATIVE_CONTROL]
 
 
 def tl_size(algorithm: str) -> int | None:

@@ -95,10 +95,22 @@ SHIFT_ORDER = ("popularity", "locality", "density", "random")
 
 def method_names() -> list[str]:
     """Methods the suite accepts: :data:`METHODS`, then every other named method of gs-algos
-    (read from its registry at call time, so a registered method needs no edit here)."""
-    from gs_algos.node_methods import available_node_methods
+    (read from its registry at call time, so a registered method needs no edit here).
 
-    return [*METHODS, *(m for m in available_node_methods() if m not in METHODS)]
+    The built-in names come from :mod:`gs_algos.names` (no torch); the registry is read only
+    when this process has imported it: nothing registers itself on import, so a method can be
+    registered only through :mod:`gs_algos.node_methods`, and a CLI that never loaded it
+    refuses a misspelt method without loading torch (issue 58: 1.6-1.9 s)."""
+    import sys
+
+    from gs_algos.names import builtin_node_method_names
+
+    names = [*METHODS, *(m for m in builtin_node_method_names() if m not in METHODS)]
+    if "gs_algos.node_methods" in sys.modules:
+        from gs_algos.node_methods import available_node_methods
+
+        names += [m for m in available_node_methods() if m not in names]
+    return names
 
 
 def method_label(method: str) -> str:
@@ -109,7 +121,15 @@ def method_label(method: str) -> str:
 
 def strategy_names() -> tuple[str, ...]:
     """Split strategies the suite accepts: gs-splits' strategy registry
-    (:func:`gs_splits.available_strategies`, the paper's four first), read at call time."""
+    (:func:`gs_splits.available_strategies`, the paper's four first), read at call time; the
+    built-in names from :mod:`gs_splits.names` without the kernels (numba) where this process
+    has not loaded the registry, where alone a strategy can be registered."""
+    import sys
+
+    if "gs_splits.strategies" not in sys.modules:
+        from gs_splits.names import BUILTIN_STRATEGIES
+
+        return BUILTIN_STRATEGIES
     from gs_splits import available_strategies
 
     return available_strategies()
