@@ -167,6 +167,38 @@ def test_an_archive_touches_only_its_own_datasets_folder(tmp_path):
     assert new == {"data/ogb/arxiv/raw", "data/ogb/arxiv/up.txt", *(f"data/ogb/{k}" for k in raw)}, new
 
 
+def test_an_archive_does_not_write_through_a_link_that_leaves_the_dataset_folder(tmp_path):
+    """Issue 56 item 1: ogb/arxiv/raw a symbolic link to another folder: extracting arxiv.zip
+    would have replaced that folder's files; it is refused by name and nothing there changes.
+    A zip entry stored as a symbolic link lands as a plain file, never as a link."""
+    import stat
+    import zipfile
+
+    from gs_data._io import extract_zip
+
+    root = tmp_path / "data"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "edge.csv.gz").write_bytes(b"not arxiv's, keep me")
+    (root / "ogb" / "arxiv").mkdir(parents=True)
+    (root / "ogb" / "arxiv" / "raw").symlink_to(outside)
+    _zip(root / "ogb" / "arxiv.zip", {"arxiv/raw/edge.csv.gz": b"evil"})
+    with pytest.raises(ValueError, match=r"arxiv/raw is a symbolic link to .*outside, outside the dataset's folder"):
+        extract_zip(root / "ogb" / "arxiv.zip", root / "ogb", keep="arxiv")
+    assert sorted(p.name for p in outside.iterdir()) == ["edge.csv.gz"]
+    assert (outside / "edge.csv.gz").read_bytes() == b"not arxiv's, keep me"
+    assert sorted(p.name for p in (root / "ogb" / "arxiv").iterdir()) == ["raw"]  # no temporary folder left
+    # a link entry in the archive
+    (root / "ogb" / "arxiv" / "raw").unlink()
+    with zipfile.ZipFile(root / "ogb" / "link.zip", "w") as zf:
+        info = zipfile.ZipInfo("arxiv/raw/edge.csv.gz")
+        info.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(info, str(outside / "edge.csv.gz"))
+    extract_zip(root / "ogb" / "link.zip", root / "ogb", keep="arxiv")
+    got = root / "ogb" / "arxiv" / "raw" / "edge.csv.gz"
+    assert not got.is_symlink() and got.is_file()
+
+
 def test_a_failed_extraction_leaves_nothing_behind(tmp_path):
     from gs_data.datasets import _ensure_raw
 

@@ -302,8 +302,10 @@ def extract_zip(archive: str | os.PathLike, dest_dir: str | os.PathLike, keep: s
     another dataset, ``../x`` or ``/abs`` is left in the temporary folder, which is removed) and
     files of the dataset folder that the archive does not hold stay. A failed extraction (a
     corrupt archive, a full disk) leaves nothing behind: the temporary folder goes, and so does
-    the dataset folder when this call created it. Raises :class:`CorruptRawFileError` for a
-    file that is not a zip archive."""
+    the dataset folder when this call created it. A folder inside the dataset's that is a
+    symbolic link leading outside it is not written through (``ValueError`` naming it; the
+    dataset folder itself may be a link). Raises :class:`CorruptRawFileError` for a file that
+    is not a zip archive."""
     import zipfile
 
     dest_dir = Path(dest_dir)
@@ -321,11 +323,19 @@ def extract_zip(archive: str | os.PathLike, dest_dir: str | os.PathLike, keep: s
             except zipfile.BadZipFile as exc:
                 raise CorruptRawFileError(f"{archive}: not a valid zip archive ({exc})") from exc
             src = Path(tmp) / keep if keep is not None else Path(tmp)
+            real_home = home.resolve()
             if src.is_dir() and not src.is_symlink():
                 for item in sorted(src.rglob("*")):
                     if item.is_symlink() or not item.is_file():
                         continue
-                    target = home / item.relative_to(src)
+                    rel = item.relative_to(src)
+                    for k in range(1, len(rel.parts)):  # no write through a link that leaves home
+                        step = home.joinpath(*rel.parts[:k])
+                        if step.is_symlink() and not step.resolve().is_relative_to(real_home):
+                            raise ValueError(
+                                f"{step} is a symbolic link to {step.resolve()}, outside the dataset's "
+                                f"folder {home}: refusing to extract {archive} through it")
+                    target = home / rel
                     target.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(item, target)
                     moved = True
