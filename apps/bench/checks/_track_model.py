@@ -25,6 +25,7 @@ class StoredModel:
     model: Any
     epoch: int
     batch_size: int
+    config: Any
 
 
 def load_erm(run: Path, dataset: str, backbone: str, seed: int) -> StoredModel | None:
@@ -62,4 +63,4 @@ def load_erm(run: Path, dataset: str, backbone: str, seed: int) -> StoredModel |
     if epoch is None:
         print(f"{run}: no stored model for record {rec['job']['key']} (members/)", file=sys.stderr)
         return None
-    return StoredModel(rec, job, st, ds, parts, model, int(epoch), int(cfg.batch_size))
+    return StoredModel(rec, job, st, ds, parts, model, int(epoch), int(cfg.batch_size), cfg)

@@ -12,10 +12,11 @@ seed's stored ERM model (the best Val-ID epoch, ``_track_model.py``) and scores 
 Test-OOD three ways, changing nothing but the statistics:
 
 * ``stored``: the statistics the record was scored with (source training events);
-* ``source again``: recomputed here from the first 1,024 training events, as the engine does
-  (must reproduce ``stored``: the control that the rebuild is faithful);
-* ``target``: recomputed from the Val-OOD events (features only, their labels unused; a
-  test-time adaptation, not GeSS's protocol nor ours).
+* ``source again``: recomputed here as the engine does (its fixed random subset of 1,024
+  training events, in batches of the training batch size): must reproduce ``stored``, the
+  control that the rebuild is faithful;
+* ``target``: recomputed the same way from the Val-OOD events (features only, their labels
+  unused; a test-time adaptation, not GeSS's protocol nor ours).
 
 If ``target`` lifts Test-OOD toward GeSS's (87.65 Pileup, 65.98 Signal) while Test-ID holds,
 the source statistics are a cause of the OOD loss; if it does not, they are not. The first
@@ -46,7 +47,7 @@ def _accuracy(model, graphs) -> float:
 def one_seed(run: Path, dataset: str, backbone: str, seed: int) -> dict | None:
     import torch
 
-    from gs_algos.engine import recompute_norm_stats
+    from gs_algos.engine import _norm_stats_subset, recompute_norm_stats
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _track_model import load_erm
@@ -57,8 +58,9 @@ def one_seed(run: Path, dataset: str, backbone: str, seed: int) -> dict | None:
     torch.set_num_threads(1)
     dev = torch.device("cpu")
     rows = {}
-    for name, stats in (("stored", None), ("source again", m.parts["train"][:1024]),
-                        ("target (Val-OOD features)", m.parts["ood_val"])):
+    n, seed_ = int(m.config.norm_stats_graphs), int(m.config.seed)
+    for name, stats in (("stored", None), ("source again", _norm_stats_subset(m.parts["train"], n, seed_)),
+                        ("target (Val-OOD features)", _norm_stats_subset(m.parts["ood_val"], n, seed_))):
         model = copy.deepcopy(m.model)
         if stats is not None:
             recompute_norm_stats(model, None, stats, m.batch_size, dev)

@@ -443,3 +443,24 @@ def test_a_misspelt_name_is_refused_before_torch_or_numba_loads(suite, args, sai
     first, *rest = res.stdout.splitlines()
     assert first == "2 False False", res.stdout + res.stderr
     assert said in "\n".join(rest)
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("max_epochs=99999999999999999999", "max_epochs must be at most 1,000,000, got 99999999999999999999"),
+    ("ensemble_size=1000", "ensemble_size must be at most 100, got 1000"),
+    ("robustness_runs=1001", "robustness_runs must be at most 1,000, got 1001"),
+    ("posterior_runs=1000000000", "posterior_runs must be at most 1,000,000, got 1000000000"),
+    ("domains=50000", "domains must be at most 10,000, got 50000"),
+    ("lr=" + "[" * 500 + "]" * 500, "argument --set: the value '[[[[[[[[[[[[[[[[[[[['... is nested too deep"),
+])
+def test_a_count_setting_beyond_its_range_is_one_line_exit_2(tmp_path, capsys, value, said):
+    """Issue 56 QA (N-set): counts of a billion and values past int64 passed the suite check;
+    a value nested 500 deep crashed with RecursionError."""
+    try:
+        rc = main(["run", "structural-shifts", "--set", value, "--out", str(tmp_path / "o"), "--dry-run"])
+    except SystemExit as exc:
+        rc = exc.code
+    assert rc == 2
+    err = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert len(err) == 1 and said in err[0], err
+    assert not (tmp_path / "o").exists()

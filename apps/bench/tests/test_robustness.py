@@ -693,3 +693,25 @@ def test_a_node_that_cannot_import_gs_bench_is_named_in_one_line():
     assert "\n" not in msg and "cannot import 'gs_bench'" in msg and "ray start" in msg
     other = _probe_failure(RayTaskError("ray::_probe() failed\nmore"))
     assert other == "the node check failed: RayTaskError: ray::_probe() failed"
+
+
+@pytest.mark.parametrize("kind", ["nested", "fifo", "dev-zero", "not-a-dict"])
+def test_an_unreadable_split_picture_leaves_the_figure_out_without_a_hang_or_crash(tmp_path, kind, caplog):
+    """Issue 56 QA C13-C15: a split picture (read by the structural report) nested 100000 deep
+    crashed the report with RecursionError, a FIFO hung it, a link to /dev/zero ran it out of
+    memory."""
+    from gs_bench.runners.structural.pictures import PICTURE_DIR, read_picture
+
+    pic = tmp_path / PICTURE_DIR / "x.json"
+    pic.parent.mkdir()
+    if kind == "nested":
+        pic.write_text("[" * 100000 + "]" * 100000)
+    elif kind == "fifo":
+        os.mkfifo(pic)
+    elif kind == "dev-zero":
+        pic.symlink_to("/dev/zero")
+    else:
+        pic.write_text("[1, 2]")
+    with caplog.at_level("WARNING"):
+        assert read_picture(tmp_path, f"{PICTURE_DIR}/x.json") is None
+    assert "the appendix-H figure is left out" in caplog.text

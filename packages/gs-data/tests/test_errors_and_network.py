@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import socket
 import threading
@@ -197,6 +198,39 @@ def test_an_archive_does_not_write_through_a_link_that_leaves_the_dataset_folder
     extract_zip(root / "ogb" / "link.zip", root / "ogb", keep="arxiv")
     got = root / "ogb" / "arxiv" / "raw" / "edge.csv.gz"
     assert not got.is_symlink() and got.is_file()
+
+
+@pytest.mark.parametrize("case", ["method99", "encrypted", "no-own-folder", "own-is-file"])
+def test_an_unreadable_or_foreign_archive_names_itself_and_leaves_no_folder(tmp_path, case):
+    """Issue 56 QA A10-A13: an unknown compression method or an encrypted member raised a bare
+    NotImplementedError / RuntimeError, and an archive without the dataset's folder (or with a
+    file in its place) left an empty ogb/arxiv/ behind."""
+    import zipfile
+
+    from gs_data._io import extract_zip
+
+    root = tmp_path / "data" / "ogb"
+    root.mkdir(parents=True)
+    arch = root / "arxiv.zip"
+    if case in ("method99", "encrypted"):
+        with zipfile.ZipFile(arch, "w") as zf:
+            zf.writestr("arxiv/raw/edge.csv.gz", b"x" * 100)
+        raw = bytearray(arch.read_bytes())
+        if case == "method99":  # compression method field of the local header and the central entry
+            raw[8:10] = (99).to_bytes(2, "little")
+            cd = raw.rindex(b"PK\x01\x02")
+            raw[cd + 10:cd + 12] = (99).to_bytes(2, "little")
+        else:  # general-purpose flag bit 0: encrypted
+            raw[6] |= 1
+            cd = raw.rindex(b"PK\x01\x02")
+            raw[cd + 8] |= 1
+        arch.write_bytes(bytes(raw))
+        with pytest.raises(CorruptRawFileError, match=rf"{re.escape(str(arch))}: cannot extract this zip archive"):
+            extract_zip(arch, root, keep="arxiv")
+    else:
+        _zip(arch, {"products/raw/edge.csv.gz": b"x"} if case == "no-own-folder" else {"arxiv": b"a file"})
+        extract_zip(arch, root, keep="arxiv")
+    assert sorted(p.name for p in root.iterdir()) == ["arxiv.zip"]  # no arxiv/, no temporary folder
 
 
 def test_a_failed_extraction_leaves_nothing_behind(tmp_path):

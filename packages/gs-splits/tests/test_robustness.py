@@ -459,3 +459,18 @@ def test_text_node_id_past_the_limit_is_called_too_large(tmp_path, tok):
     # the largest accepted id still reads (relabelled: it is one of three ids)
     f.write_text(f"0 1\n1 {'9' * 18}\n")
     assert load_graph(f, relabel=True).node_ids[-1] == 10**18 - 1
+
+
+@pytest.mark.parametrize("args", [["make", "G", "--out", ""], ["make", "G", "--out", " "], ["convert", "G", ""],
+                                  ["report", "S", "--graph", "G", "--out-dir", ""]])
+def test_an_empty_or_blank_output_path_is_refused(tmp_path, capsys, monkeypatch, args):
+    """Issue 56 QA: --out '' failed "PosixPath('.') has an empty name" and --out ' ' wrote ' .npz'."""
+    graph = _write_edges(tmp_path / "g.txt", _ring())
+    monkeypatch.chdir(tmp_path)
+    argv = [str(graph) if a == "G" else str(tmp_path / "s.npz") if a == "S" else a for a in args]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "an empty or blank path" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.txt"]

@@ -18,15 +18,19 @@ from gs_bench.__about__ import __version__
 from gs_bench.executors import DEFAULT_RETRIES, EXECUTORS
 from gs_bench.names import REPORT_FORMATS as FORMATS
 from gs_bench.names import ROBUSTNESS_FRAMEWORKS, SPLIT_SOURCES
-from gs_bench.suites import PROFILES
+from gs_bench.suites import (  # MAX_SEEDS: the --seeds cap (1e9 planned a billion jobs)
+    MAX_SEEDS,
+    PROFILES,
+)
 
-#: ``--seeds`` above this is refused (a typo such as 1000000000 would plan a billion jobs)
-MAX_SEEDS = 1000
 #: The most parallel jobs of ``gs-bench run`` (``--workers``): with the local executor also at
 #: most :data:`WORKERS_PER_CORE` per CPU core this process may use (each worker is a process
 #: training one job; more only thrash).
 MAX_WORKERS = 1000
 WORKERS_PER_CORE = 4
+#: The most torch threads per job (``--threads``), whatever the executor; with the local one also
+#: at most the CPU cores this process may use.
+MAX_THREADS = 1024
 #: The most times a job whose worker died is started again (``--retries``).
 MAX_RETRIES = 100
 
@@ -129,7 +133,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workers", type=int, default=1, metavar="N", help="parallel jobs, at most (default: 1; 1 to 1000, and with the local executor at most 4 per CPU core); with Ray also on a cluster given by --address")
     run.add_argument("--device", default="auto", metavar="DEVICE", help="where every job trains: auto (CUDA when available, else CPU; the default), cpu, cuda or cuda:N. Stored in each record; the job keys do not change with it")
     run.add_argument("--device-in-key", action="store_true", help="make --device part of the job keys, so records of another device are not reused")
-    run.add_argument("--threads", type=int, metavar="N", help="torch threads per job, at most the CPU cores this process may use with the local executor (default: CPU cores / --workers; with Ray: the job's num_cpus)")
+    run.add_argument("--threads", type=int, metavar="N", help="torch threads per job, 1 to 1024 and at most the CPU cores this process may use with the local executor (default: CPU cores / --workers; with Ray: the job's num_cpus)")
     run.add_argument("--retries", type=int, default=DEFAULT_RETRIES, metavar="N", help=f"times a job whose worker process died (killed, out of memory, lost node) is started again before it is recorded as failed (default: {DEFAULT_RETRIES}; 0 to {MAX_RETRIES})")
     run.add_argument("--out", type=_folder, required=True, help="results folder (created; re-use it to resume)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -178,6 +182,8 @@ def _setting_value(text: str):
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+    except RecursionError:  # a crafted value nested hundreds deep (issue 56): no setting is a list of lists
+        raise ValueError(f"argument --set: the value {text[:20]!r}... is nested too deep to be a setting") from None
 
 
 def _setting_overrides(args: argparse.Namespace) -> dict | None:
@@ -270,6 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.workers > WORKERS_PER_CORE * available_cores():
             parser.error(f"argument --workers: at most {WORKERS_PER_CORE} per CPU core with the local executor "
                          f"({WORKERS_PER_CORE * available_cores()} here), got {args.workers}")
+    if getattr(args, "threads", None) is not None and args.threads > MAX_THREADS:  # also on Ray
+        parser.error(f"argument --threads: at most {MAX_THREADS}, got {args.threads}")
     if getattr(args, "threads", None) is not None and getattr(args, "executor", "local") == "local":
         from gs_bench.executors import available_cores
 

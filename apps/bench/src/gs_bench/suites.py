@@ -313,6 +313,8 @@ def _read_toml(name_or_path: str) -> tuple[dict[str, Any], str]:
         return tomllib.loads(text), source
     except tomllib.TOMLDecodeError as exc:
         raise SuiteConfigError(f"suite file {source} is not valid TOML: {' '.join(str(exc).split())}") from None
+    except RecursionError:  # a crafted file (issue 56)
+        raise SuiteConfigError(f"suite file {source}: a value nested too deep to be a suite setting") from None
 
 
 # ----------------------------------------------------------------------------- schema
@@ -362,14 +364,32 @@ def runner_schema(suite: str) -> tuple[type, type]:
     return runner.Grid, runner.Settings
 
 
+#: The largest integer a count setting takes (epochs, batch size, bins, ...; issue 56:
+#: ``max_epochs = 10**20`` passed the suite check and overflowed int64 in the job).
+MAX_COUNT = 10**6
+#: The most seeds of a run (``gs-bench run --seeds``), and of any setting that counts runs.
+MAX_SEEDS = 1000
+
+
 def check_positive(settings: Any, *names: str) -> None:
     """Raise ``ValueError`` naming the first of ``names`` whose value is set and not a finite
     number > 0 (for the ``__post_init__`` of a runner's ``Settings``; ``lr = inf`` passed
-    before issue 34 and the job died at epoch 1)."""
+    before issue 34 and the job died at epoch 1), or an integer above :data:`MAX_COUNT`."""
     for name in names:
         value = getattr(settings, name)
         if value is not None and not (value > 0 and math.isfinite(value)):
             raise ValueError(f"{name} must be > 0 and finite, got {value!r}")
+        if isinstance(value, int) and not isinstance(value, bool) and value > MAX_COUNT:
+            raise ValueError(f"{name} must be at most {MAX_COUNT:,}, got {value}")
+
+
+def check_at_most(settings: Any, **limits: int) -> None:
+    """Raise ``ValueError`` naming the first setting of ``limits`` whose value is set and above
+    its limit (a runner's own ranges, e.g. run counts at most :data:`MAX_SEEDS`)."""
+    for name, most in limits.items():
+        value = getattr(settings, name)
+        if value is not None and value > most:
+            raise ValueError(f"{name} must be at most {most:,}, got {value}")
 
 
 def check_choice(settings: Any, name: str, choices: Sequence[Any]) -> None:

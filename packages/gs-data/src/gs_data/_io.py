@@ -307,6 +307,7 @@ def extract_zip(archive: str | os.PathLike, dest_dir: str | os.PathLike, keep: s
     dataset folder itself may be a link). Raises :class:`CorruptRawFileError` for a file that
     is not a zip archive."""
     import zipfile
+    import zlib
 
     dest_dir = Path(dest_dir)
     if keep is not None and (not keep or Path(keep).name != keep or keep in (".", "..")):
@@ -322,6 +323,10 @@ def extract_zip(archive: str | os.PathLike, dest_dir: str | os.PathLike, keep: s
                     zf.extractall(tmp)  # zipfile drops '..' and leading '/' from member names
             except zipfile.BadZipFile as exc:
                 raise CorruptRawFileError(f"{archive}: not a valid zip archive ({exc})") from exc
+            except (NotImplementedError, RuntimeError, EOFError, zlib.error) as exc:
+                # an unknown compression method, an encrypted member, a truncated stream
+                raise CorruptRawFileError(f"{archive}: cannot extract this zip archive "
+                                          f"({type(exc).__name__}: {exc})") from exc
             src = Path(tmp) / keep if keep is not None else Path(tmp)
             real_home = home.resolve()
             if src.is_dir() and not src.is_symlink():
@@ -339,6 +344,8 @@ def extract_zip(archive: str | os.PathLike, dest_dir: str | os.PathLike, keep: s
                     target.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(item, target)
                     moved = True
+        if created and not moved:  # the archive held nothing of this dataset: leave no empty folder
+            shutil.rmtree(home, ignore_errors=True)
     except BaseException:
         if created and not moved:
             shutil.rmtree(home, ignore_errors=True)

@@ -170,6 +170,18 @@ MAX_NUM_NODES = 2**31 - 1
 _num_nodes = _checked(int, lambda v: 1 <= v <= MAX_NUM_NODES, "an integer", f"from 1 to 2**31 - 1 = {MAX_NUM_NODES}")
 
 
+def _nonblank(kind):
+    """argparse ``type=``: refuse an empty or blank path ('' became ``Path('.')``, and ' ' wrote
+    ' .npz' in the current folder; issue 56), then convert with ``kind``."""
+
+    def parse(text: str):
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"an empty or blank path ({text!r}); give a file or folder name")
+        return kind(text)
+
+    return parse
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit 2) instead of the usage block."""
 
@@ -224,14 +236,14 @@ def _parser() -> argparse.ArgumentParser:
                     help="in-memory or out-of-core computation (default auto: by the --memory budget)")
     mk.add_argument("--workdir", type=Path, default=None,
                     help="folder for the on-disk CSR of an edge file on the out-of-core path (default: GRAPH.csr beside it, else OUT.csr)")
-    mk.add_argument("--out", "-o", type=str, required=True, help="output path stem: writes OUT.npz and OUT.json; a folder when it ends in '/' (writes OUT/<graph>-<strategy>.npz and .json)")
+    mk.add_argument("--out", "-o", type=_nonblank(str), required=True, help="output path stem: writes OUT.npz and OUT.json; a folder when it ends in '/' (writes OUT/<graph>-<strategy>.npz and .json)")
 
     rp = sub.add_parser("report", help="Markdown summary and figures of a split", description=_REPORT_HELP, parents=[verbose],
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     rp.add_argument("split", type=Path, help="split file written by 'gs-splits make' (.npz)")
     rp.add_argument("--graph", "-g", type=Path, required=True, help="the graph file (or on-disk CSR folder) the split was made from")
     rp.add_argument("--labels", type=Path, default=None, help=".npy integer class id per node, negative = unlabelled (default: from the graph file if it has them)")
-    rp.add_argument("--out-dir", "-o", type=Path, required=True, help="folder for report.md and the PNG figures")
+    rp.add_argument("--out-dir", "-o", type=_nonblank(Path), required=True, help="folder for report.md and the PNG figures")
     rp.add_argument("--no-figures", action="store_true", help="write only the Markdown summary")
     rp.add_argument("--allow-other-graph", action="store_true",
                     help="report even if the graph is not the one the split was made from (fingerprint differs)")
@@ -244,7 +256,7 @@ def _parser() -> argparse.ArgumentParser:
     cv = sub.add_parser("convert", help="edge file -> on-disk CSR folder (graphs larger than memory)", parents=[verbose],
                         description=_CONVERT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     cv.add_argument("edges", type=Path, help="edge file (.npy, .npz, raw binary with sidecar or --dtype, or text)")
-    cv.add_argument("out_dir", type=Path, help="folder to write (indptr.npy, indices.npy, meta.json); resumes a partial one")
+    cv.add_argument("out_dir", type=_nonblank(Path), help="folder to write (indptr.npy, indices.npy, meta.json); resumes a partial one")
     cv.add_argument("--memory", type=_memory, default=None,
                     help="budget of the conversion's arrays, e.g. 16G or 512M (default: 60%% of the RAM; the process adds ~0.2 GB)")
     cv.add_argument("--num-nodes", type=_num_nodes, default=None, help="number of nodes if the highest ids have no edges (1 to 2**31 - 1)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -163,12 +164,18 @@ def read_picture(run_dir: Path, name: Any):
 
     if not isinstance(name, str) or not name.startswith(f"{PICTURE_DIR}/") or ".." in Path(name).parts:
         return None
+    from gs_bench.store import CorruptRecordError, read_json
+
     path = run_dir / name
     try:
-        return GraphPicture.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):  # a FIFO would block the report, /dev/zero never ends (issue 56)
+            log.warning("split picture %s is not a regular file; the appendix-H figure is left out", path)
+            return None
+        return GraphPicture.from_dict(read_json(path))
     except FileNotFoundError:
         log.info("split picture %s is not in the run folder; the appendix-H figure is left out", path)
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, CorruptRecordError) as exc:
         log.warning("split picture %s unreadable (%s); the appendix-H figure is left out", path, exc)
     return None
 

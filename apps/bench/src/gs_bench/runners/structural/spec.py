@@ -33,10 +33,12 @@ from gs_bench.runners.common import (
     require_axes,
 )
 from gs_bench.suites import (
+    MAX_SEEDS,
     DataMissingError,
     SuiteConfig,
     SuiteConfigError,
     TypedSettings,
+    check_at_most,
     check_nonnegative,
     check_positive,
     did_you_mean,
@@ -208,24 +210,24 @@ class Settings(TypedSettings):
     lr: float = setting(3e-4, cite=_F + " (Adam)", allowed="> 0")
     weight_decay: float = setting(1e-5, cite=_F, allowed=">= 0")
     max_epochs: int | None = setting(
-        None, cite=_BY_PROTOCOL + ": 200 authors, 1000 early-stop)", allowed="> 0 or unset")
+        None, cite=_BY_PROTOCOL + ": 200 authors, 1000 early-stop)", allowed="1 to 1000000 or unset")
     patience: int | None = setting(
-        None, cite=_BY_PROTOCOL + ": none authors, 50 early-stop)", allowed="> 0 or unset")
-    ensemble_size: int = setting(5, cite=_F + " (ensembles of 5)", allowed="> 0",
+        None, cite=_BY_PROTOCOL + ": none authors, 50 early-stop)", allowed="1 to 1000000 or unset")
+    ensemble_size: int = setting(5, cite=_F + " (ensembles of 5)", allowed="1 to 100",
                                  doc="members of DE, GPE and NatPE")
     ensemble_runs: int = setting(1, cite="the authors' code (one 5-member ensemble per cell)",
-                                 allowed="> 0", doc="runs of an ensemble")
+                                 allowed="1 to 1000", doc="runs of an ensemble")
     posterior_runs: int | None = setting(
         None, cite="unset: seeds (the authors' num_inits of GPN / NatPN is 5, the suite file's)",
-        allowed="> 0 or unset", doc="runs of GPN and NatPN")
+        allowed="1 to 1000 or unset", doc="runs of GPN and NatPN")
     robustness_runs: int | None = setting(
         None, cite="gs-bench (unset: seeds; the ci profile runs 1 to fit its time budget)",
-        allowed="> 0 or unset", doc="runs of DANN, CORAL, Mixup and EERM")
+        allowed="1 to 1000 or unset", doc="runs of DANN, CORAL, Mixup and EERM")
     share_members: bool = setting(
         True, cite="the authors' code (SE runs 1..3 are DE members 1..3, GPN / NatPN runs the "
         "GPE / NatPE members)", allowed=(True, False),
         doc="train a member once for both methods of its family (<out>/members/)")
-    domains: int = setting(10, cite=_F + " (k = 10 domains)", allowed="> 0",
+    domains: int = setting(10, cite=_F + " (k = 10 domains)", allowed="1 to 10000 (and the graph's nodes)",
                            doc="property domains of DANN, CORAL, Mixup and EERM")
     robustness_variant: str = setting(
         DEFAULT_ROBUSTNESS_VARIANT, cite="SS sec. 4 (the GOOD benchmark's code)",
@@ -247,6 +249,8 @@ class Settings(TypedSettings):
     def __post_init__(self) -> None:
         check_positive(self, "lr", "max_epochs", "patience", "ensemble_size", "ensemble_runs",
                        "posterior_runs", "robustness_runs", "domains")
+        check_at_most(self, ensemble_size=100, ensemble_runs=MAX_SEEDS, posterior_runs=MAX_SEEDS,
+                      robustness_runs=MAX_SEEDS, domains=10_000)
         check_nonnegative(self, "weight_decay")
         for name, accepted in (("protocol", STRUCTURAL_PROTOCOLS), ("split_source", SPLIT_SOURCES),
                                ("robustness_variant", ROBUSTNESS_VARIANTS),
