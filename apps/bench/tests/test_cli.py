@@ -451,7 +451,7 @@ def test_a_misspelt_name_is_refused_before_torch_or_numba_loads(suite, args, sai
     ("robustness_runs=1001", "robustness_runs must be at most 1,000, got 1001"),
     ("posterior_runs=1000000000", "posterior_runs must be at most 1,000,000, got 1000000000"),
     ("domains=50000", "domains must be at most 10,000, got 50000"),
-    ("lr=" + "[" * 500 + "]" * 500, "argument --set: the value '[[[[[[[[[[[[[[[[[[[['... is nested too deep"),
+    ("lr=" + "[" * 500 + "]" * 500, "argument --set: lr: the value '[[[[[[[[[[[[[[[[[[[['... is nested too deep"),
 ])
 def test_a_count_setting_beyond_its_range_is_one_line_exit_2(tmp_path, capsys, value, said):
     """Issue 56 QA (N-set): counts of a billion and values past int64 passed the suite check;
@@ -464,3 +464,12 @@ def test_a_count_setting_beyond_its_range_is_one_line_exit_2(tmp_path, capsys, v
     err = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
     assert len(err) == 1 and said in err[0], err
     assert not (tmp_path / "o").exists()
+
+
+def test_demo_seed_below_zero_is_a_bad_option_not_an_internal_error(tmp_path, capsys):
+    """Issue 56 QA H16: `gs-bench demo --seed -1` was "internal error ... ValueError", exit 1."""
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "--seed", "-1", "--no-train", "--out", str(tmp_path / "o")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "argument --seed: must be >= 0, got -1" in err

@@ -574,7 +574,15 @@ def test_a_read_only_run_folder_is_named_as_read_only(toy, tmp_path, capsys, mon
             raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)), str(path))
         return real_open(path, *a, **k)
 
+    real_unlink = os.unlink
+
+    def refuse_unlink(path, *a, **k):  # a read-only file system refuses even a missing file's unlink
+        if str(path).startswith(str(out)):
+            raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)), str(path))
+        return real_unlink(path, *a, **k)
+
     monkeypatch.setattr(store.os, "open", refuse)
+    monkeypatch.setattr(os, "unlink", refuse_unlink)
     assert main(["run", str(toy(n=(1,))), "--out", str(out), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err

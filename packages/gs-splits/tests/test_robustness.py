@@ -462,6 +462,7 @@ def test_text_node_id_past_the_limit_is_called_too_large(tmp_path, tok):
 
 
 @pytest.mark.parametrize("args", [["make", "G", "--out", ""], ["make", "G", "--out", " "], ["convert", "G", ""],
+                                  ["make", "G", "--path", "ondisk", "--workdir", "", "--out", "x"],
                                   ["report", "S", "--graph", "G", "--out-dir", ""]])
 def test_an_empty_or_blank_output_path_is_refused(tmp_path, capsys, monkeypatch, args):
     """Issue 56 QA: --out '' failed "PosixPath('.') has an empty name" and --out ' ' wrote ' .npz'."""
@@ -474,3 +475,46 @@ def test_an_empty_or_blank_output_path_is_refused(tmp_path, capsys, monkeypatch,
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "an empty or blank path" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.txt"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+@pytest.mark.parametrize("command", ["make", "convert"])
+def test_a_graph_path_that_is_not_a_regular_file_is_named(tmp_path, capsys, kind, command):
+    """Issue 56 QA D14-D15: make of /dev/zero ran out of memory, convert of it hung."""
+    g = tmp_path / "g.txt"
+    if kind == "fifo":
+        os.mkfifo(g)
+    else:
+        g.symlink_to("/dev/zero")
+    argv = ["make", str(g), "--out", str(tmp_path / "s")] if command == "make" else ["convert", str(g), str(tmp_path / "c")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    what = "a FIFO (named pipe)" if kind == "fifo" else "a character device"
+    assert len(err.splitlines()) == 1 and f"{g}: is {what}, not a regular file" in err, err
+    assert not (tmp_path / "c").exists()
+
+
+def test_a_csr_folder_whose_meta_json_is_nested_deep_is_one_line(tmp_path, capsys):
+    """Issue 56 QA H19: RecursionError from an on-disk CSR folder's 100000-deep meta.json."""
+    from gs_splits.ondisk import convert_edges
+
+    g = _write_edges(tmp_path / "g.txt", _ring())
+    convert_edges(g, tmp_path / "csr")
+    (tmp_path / "csr" / "meta.json").write_text("[" * 100000 + "]" * 100000)
+    assert main(["make", str(tmp_path / "csr"), "--out", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "meta.json: not readable JSON" in err and "internal" not in err, err
+
+
+def test_the_default_memory_budget_respects_the_address_space_limit(monkeypatch):
+    """Issue 56 QA H23: under ulimit -v 3 GB a 40-node conversion asked for a 14 GiB buffer."""
+    import resource
+
+    from gs_splits.ondisk import default_memory
+
+    monkeypatch.setattr(resource, "getrlimit", lambda what: (3 * 2**30, resource.RLIM_INFINITY))
+    assert default_memory() == int(3 * 2**30 * 0.6)
+    monkeypatch.setattr(resource, "getrlimit", lambda what: (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    unlimited = default_memory()
+    monkeypatch.setattr(resource, "getrlimit", lambda what: (2**62, resource.RLIM_INFINITY))
+    assert default_memory() == unlimited  # a limit above the RAM changes nothing

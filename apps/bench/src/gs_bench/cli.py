@@ -105,7 +105,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "A few minutes on 2 CPU cores; no download.",
     )
     demo.add_argument("--out", type=Path, default=Path("demo-output"), help="output folder (default: demo-output)")
-    demo.add_argument("--seed", type=int, default=0, help="seed of the three demo splits written to OUT/splits (the suites use their own seeds; default: 0)")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the three demo splits written to OUT/splits, >= 0 (the suites use their own seeds; default: 0)")
     demo.add_argument("--no-train", action="store_true", help="only make and describe the splits")
     demo.add_argument("--workers", type=int, default=2, metavar="N", help="parallel jobs (default: 2)")
 
@@ -174,7 +174,7 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _setting_value(text: str):
+def _setting_value(text: str, key: str = "KEY"):
     """A ``--set`` value: a TOML value where it parses as one, else the text itself."""
     from gs_bench.suites import tomllib  # tomli before Python 3.11
 
@@ -183,7 +183,8 @@ def _setting_value(text: str):
     except tomllib.TOMLDecodeError:
         return text
     except RecursionError:  # a crafted value nested hundreds deep (issue 56): no setting is a list of lists
-        raise ValueError(f"argument --set: the value {text[:20]!r}... is nested too deep to be a setting") from None
+        raise ValueError(f"argument --set: {key}: the value {text[:20]!r}... is nested too deep to be a "
+                         "setting") from None
 
 
 def _setting_overrides(args: argparse.Namespace) -> dict | None:
@@ -199,7 +200,7 @@ def _setting_overrides(args: argparse.Namespace) -> dict | None:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise ValueError(f"argument --set: expected KEY=VALUE, got {item!r}")
-        out[key.strip()] = _setting_value(value.strip())
+        out[key.strip()] = _setting_value(value.strip(), key.strip())
     for key in getattr(args, "unset_settings", None) or ():
         if out.get(key) is UNSET:
             continue  # the same --unset twice
@@ -262,6 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ[QUIET_WARNINGS_ENV] = "1"
     # the command's own parser, so that the message names `gs-bench run` and its --help
     parser = _command_parser(parser, args.command)
+    if args.command == "demo" and args.seed < 0:
+        parser.error(f"argument --seed: must be >= 0, got {args.seed}")
     for name in ("workers", "seeds", "threads"):
         value = getattr(args, name, None)
         if value is not None and value < 1:

@@ -212,7 +212,10 @@ class RunLock:
                 self.held = True
                 return
         finally:
-            tmp.unlink(missing_ok=True)
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:  # a read-only folder refuses even this (EROFS): keep the first error
+                pass
         raise LockedError(f"could not take the lock {self.path}: it keeps changing hands")
 
     def release(self) -> None:

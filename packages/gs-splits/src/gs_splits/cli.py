@@ -234,7 +234,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="memory budget, e.g. 16G or 512M (default: 60%% of the RAM): above it the split runs out of core")
     mk.add_argument("--path", choices=["auto", "memory", "ondisk"], default="auto",
                     help="in-memory or out-of-core computation (default auto: by the --memory budget)")
-    mk.add_argument("--workdir", type=Path, default=None,
+    mk.add_argument("--workdir", type=_nonblank(Path), default=None,
                     help="folder for the on-disk CSR of an edge file on the out-of-core path (default: GRAPH.csr beside it, else OUT.csr)")
     mk.add_argument("--out", "-o", type=_nonblank(str), required=True, help="output path stem: writes OUT.npz and OUT.json; a folder when it ends in '/' (writes OUT/<graph>-<strategy>.npz and .json)")
 

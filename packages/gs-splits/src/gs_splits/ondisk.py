@@ -133,7 +133,9 @@ def parse_memory(value: int | float | str) -> int:
 
 def default_memory() -> int:
     """The default budget: 60 % of the machine's RAM (``/proc/meminfo`` MemTotal, else
-    ``os.sysconf``; 4 GiB when neither says)."""
+    ``os.sysconf``; 4 GiB when neither says), or of this process's address-space limit
+    (``ulimit -v``, ``RLIMIT_AS``) where that is lower (issue 56: under ``ulimit -v 3000000``
+    the conversion of a 40-node graph asked for a 14 GiB buffer and died in a traceback)."""
     total = None
     try:
         with open("/proc/meminfo") as f:
@@ -148,6 +150,14 @@ def default_memory() -> int:
             total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         except (ValueError, OSError, AttributeError):
             total = 4 * 2**30 / 0.6
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY and soft > 0:
+            total = min(total, soft)
+    except (ImportError, OSError, ValueError):
+        pass
     return max(MIN_MEMORY, int(total * 0.6))
 
 
@@ -389,7 +399,7 @@ def _raw_source(p: Path, dtype: str | None) -> _ArraySource:
             sidecar = json.loads(side.read_text())
             if not isinstance(sidecar, dict):
                 raise ValueError("not a JSON object")
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: crafted deep nesting (issue 56)
             raise ValueError(f"{side}: not a readable sidecar of a raw edge file ({exc})") from None
         if sidecar.get("format") != RAW_FORMAT:
             raise ValueError(f"{side}: 'format' must be {RAW_FORMAT!r}, got {sidecar.get('format')!r}")
@@ -550,6 +560,9 @@ def _open_source(p: Path, dtype: str | None):
         raise FileNotFoundError(f"edge file not found: {p}")
     if p.is_dir():
         raise ValueError(f"{p}: is a folder, not an edge file")
+    from gs_splits.io import check_regular_file
+
+    check_regular_file(p, "an edge file")
     suffix = p.suffix.lower()
     if suffix in (".npy", ".npz"):
         if dtype is not None:
@@ -609,7 +622,7 @@ def open_ondisk(path: str | os.PathLike) -> OnDiskCSR:
         raise ValueError(f"{p}: not a finished on-disk CSR folder, no {_META}{hint}")
     try:
         meta = json.loads(meta_path.read_text())
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: crafted deep nesting (issue 56)
         raise ValueError(f"{meta_path}: not readable JSON ({exc})") from None
     if meta.get("format") != FORMAT or meta.get("format_version") != FORMAT_VERSION:
         raise ValueError(f"{meta_path}: not a {FORMAT} version {FORMAT_VERSION} folder "
@@ -706,13 +719,13 @@ def _prepare(out: Path, identity: dict, restart: bool) -> dict | None:
             try:
                 state = json.loads((partial / _STATE).read_text())
                 what = "a partial conversion"
-            except ValueError:
+            except (ValueError, RecursionError):
                 state = None
         if state is None and (out / _META).is_file():
             try:
                 state = {"input": json.loads((out / _META).read_text())["input"], "done": True}
                 what = "a finished conversion"
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
                 state = None
         if restart:
             _clear(out)

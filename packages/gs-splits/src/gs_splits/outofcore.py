@@ -342,7 +342,7 @@ def _finished_copy(out: Path, csr: OnDiskCSR) -> DiskDegreeOrdered | None:
     """The finished degree-ordered copy of ``csr`` in ``out``, or None."""
     try:
         meta = json.loads((out / "meta.json").read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if (isinstance(meta, dict) and meta.get("format") == DO_FORMAT and meta.get("format_version") == DO_VERSION
             and meta.get("source_checksum") == csr.checksum):

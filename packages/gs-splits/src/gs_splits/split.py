@@ -176,7 +176,7 @@ class Split:
             raise FileNotFoundError(f"split file not found: {npz}")
         try:
             meta = json.loads(js.read_text(encoding="utf-8")) if js.exists() else {}
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             raise ValueError(f"{js}: cannot read the split's metadata (truncated or damaged: {exc})") from None
         if not isinstance(meta, dict):
             raise ValueError(f"{js}: not the metadata of a split (a JSON {type(meta).__name__})")
