@@ -244,3 +244,18 @@ def test_a_value_listed_twice_is_planned_once_and_said_in_one_line(toy, tmp_path
     from gs_bench.suites import expand_jobs
 
     assert len(expand_jobs(over)) == 1
+
+
+def test_an_alias_listed_beside_its_name_is_planned_once(tmp_path, capsys):
+    """Issue 56 QA B7: structural-shifts' 'se' is gs-algos' alias of 'erm' (the same training);
+    `--methods erm se` planned the same jobs twice under two names."""
+    from gs_bench.suites import load_suite
+
+    both = load_suite("structural-shifts", "demo").with_overrides(axes={"method": ["erm", "se"]})
+    assert both.grid["method"] == ["erm"]
+    assert list(both.notes) == ["command line: method: 'se' is 'erm' (the same jobs); planned once, as 'erm'"]
+    alone = load_suite("structural-shifts", "demo").with_overrides(axes={"method": ["se"]})
+    assert alone.grid["method"] == ["se"] and not alone.notes  # an alias alone is kept as given
+    assert main(["run", "structural-shifts", "--methods", "se+mod", "erm+mod", "--out", str(tmp_path / "o"),
+                 "--dry-run"]) == 0
+    assert "'se+mod' is 'erm+mod' (the same jobs); planned once" in capsys.readouterr().err

@@ -156,6 +156,11 @@ class SuiteRunner:
     #: ``train_events``, the points of its learning curve over training size). A module sets
     #: them as ``SWEEP_SETTINGS``.
     sweep_settings: tuple[str, ...] = ()
+    #: ``{axis: {alias: name}}``: grid values that name the same jobs as another value (the
+    #: structural-shifts suite's ``se`` is ``erm``'s uncertainty view, the same training). A
+    #: grid listing both plans the name once (:func:`gs_bench.suites.dedupe_values`). A module
+    #: sets them as ``VALUE_ALIASES``.
+    value_aliases: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in ("Grid", "Settings"):
@@ -177,6 +182,8 @@ class SuiteRunner:
             optional["axis_aliases"] = dict(ns["AXIS_ALIASES"])
         if "SWEEP_SETTINGS" in ns:
             optional["sweep_settings"] = tuple(ns["SWEEP_SETTINGS"])
+        if "VALUE_ALIASES" in ns:
+            optional["value_aliases"] = {a: dict(m) for a, m in ns["VALUE_ALIASES"].items()}
         return cls(name=name, module=module.__name__, Grid=ns["Grid"], Settings=ns["Settings"],
                    **{h: ns[h] for h in HOOKS}, **optional)
 

@@ -51,7 +51,7 @@ import math
 import sys
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,7 +160,8 @@ class SuiteConfig:
                 )
             if not values:
                 raise SuiteConfigError(f"--{axis}s needs at least one value")
-            grid[axis], more = dedupe_values(list(values), f"command line: {axis}")
+            grid[axis], more = dedupe_values(list(values), f"command line: {axis}",
+                                             _value_aliases(self.suite).get(axis))
             notes += more
         if seeds is not None and seeds < 1:
             raise SuiteConfigError(f"--seeds must be >= 1, got {seeds}")
@@ -220,20 +221,40 @@ class SuiteConfig:
         )
 
 
-def dedupe_values(values: list[Any], where: str) -> tuple[list[Any], list[str]]:
+def dedupe_values(values: list[Any], where: str,
+                  aliases: Mapping[str, Any] | None = None) -> tuple[list[Any], list[str]]:
     """A grid axis' values with repeats left out (the first kept, in order), and one line per
-    repeated value saying so: a value listed twice would plan the same job keys twice."""
+    repeated value saying so: a value listed twice would plan the same job keys twice. An alias
+    (``aliases``: the runner's ``value_aliases`` of this axis) listed beside the value it names
+    is left out too, with its own line (the same training under two names)."""
     out: list[Any] = []
     seen: dict[str, int] = {}
+    notes: list[str] = []
+    listed = {json.dumps(v, sort_keys=True, default=str) for v in values}
     for v in values:
+        name = aliases.get(v) if aliases and isinstance(v, str) else None
+        if name is not None and name != v and json.dumps(name, sort_keys=True, default=str) in listed:
+            notes.append(f"{where}: {v!r} is {name!r} (the same jobs); planned once, as {name!r}")
+            continue
         k = json.dumps(v, sort_keys=True, default=str)
         if k in seen:
             seen[k] += 1
             continue
         seen[k] = 1
         out.append(v)
-    notes = [f"{where}: {json.loads(k)!r} is listed {n} times; planned once" for k, n in seen.items() if n > 1]
+    notes = [f"{where}: {json.loads(k)!r} is listed {n} times; planned once" for k, n in seen.items() if n > 1] + notes
     return out, notes
+
+
+def _value_aliases(suite: str) -> Mapping[str, Mapping[str, Any]]:
+    """The runner's :attr:`~gs_bench.runner.SuiteRunner.value_aliases` (none for a suite
+    without a runner here)."""
+    from gs_bench.runners import load_runner
+
+    try:
+        return load_runner(suite).value_aliases
+    except (KeyError, ValueError, TypeError, SuiteConfigError, ImportError):
+        return {}
 
 
 class _Unset:
@@ -805,7 +826,7 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
     for axis in list(grid):
         where = f"{source}: " + (f"profiles.{profile}.grid.{axis}" if axis in profiles.get(profile, {}).get("grid", {})
                                  else f"grid.{axis}")
-        grid[axis], more = dedupe_values(list(grid[axis]), where)
+        grid[axis], more = dedupe_values(list(grid[axis]), where, _value_aliases(raw["suite"]).get(axis))
         notes += more
     try:
         typed = settings_schema(**settings)

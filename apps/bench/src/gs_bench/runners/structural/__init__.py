@@ -143,4 +143,7 @@ RUNNER = SuiteRunner(
     validate=validate, run_job=run_job, tables=tables,
     figures=figures, paragraphs=paragraphs, notes=notes,
     runs=runs, max_runs=max_runs, order_jobs=order_jobs,
+    # "se" / "se+mod" are the uncertainty view of the "erm" / "erm+mod" jobs: listed beside
+    # them, planned once (issue 56 QA B7)
+    value_aliases={"method": ALIASES},
 )
