@@ -117,16 +117,18 @@ def _check_node_id(p: Path, lineno: int, tok: str) -> None:
                      "(ASCII digits 0-9 only)")
 
 
-def check_regular_file(p: Path, what: str = "a graph file") -> None:
-    """``ValueError`` naming ``p`` when it exists but is not a regular file (a FIFO would block
-    the reader, ``/dev/zero`` never ends: issue 56); a link to a regular file is accepted."""
+def check_regular_file(p: Path, what: str = "a graph file", *, pipe_ok: bool = False) -> None:
+    """``ValueError`` naming ``p`` when it exists but is not a regular file: ``/dev/zero`` never
+    ends (issue 56), a socket is no file. A link to a regular file is accepted, and with
+    ``pipe_ok`` a FIFO (``gs-splits make <(zcat edges.txt.gz)``: a reader that reads once, front
+    to back; the on-disk conversion seeks, so it takes regular files only)."""
     import stat
 
     try:
         mode = p.stat().st_mode
     except OSError:
         return  # missing: the caller's own message
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or (pipe_ok and stat.S_ISFIFO(mode)):
         return
     kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
             else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a file")
@@ -267,7 +269,7 @@ def load_graph(path: str | Path, *, relabel: bool = False, num_nodes: int | None
         raise FileNotFoundError(f"graph file not found: {p}")
     if p.is_dir():
         raise ValueError(f"{p}: is a folder, not a graph file")
-    check_regular_file(p)
+    check_regular_file(p, pipe_ok=True)
     if p.suffix.lower() == ".npz" and num_nodes is None:
         _check_sparse_npz_size(p)
     try:
