@@ -1063,3 +1063,31 @@ def test_the_size_points_share_one_report_section():
     groups = split_by_settings([full, small, other], gess.RUNNER.sweep_settings)
     assert sorted(sorted(r["key"] for r in recs) for _, recs in groups) == [["a", "b"], ["c"]]
     assert len(split_by_settings([full, small])) == 2  # without the sweep: apart, as before
+
+
+def test_another_learning_curve_point_in_the_folder_is_no_warning(tmp_path, capsys):
+    """A size point run into the folder of another (README "gess medium profile") warned that
+    the folder "already holds records of other settings" shown "in tables of their own", though
+    train_events is a sweep setting and the report keeps the points in one curve."""
+    import json as _json
+
+    from gs_bench.run import warn_other_settings
+    from gs_bench.store import ResultsStore
+    from gs_bench.suites import load_suite
+
+    committed = Path(__file__).resolve().parents[1] / "measured" / "gess-medium-protocol" / "ours" / "results.jsonl"
+    rec = _json.loads(committed.read_text().splitlines()[0])  # a real record, as a template
+    cfg = load_suite("gess", "demo").with_overrides(settings={"train_events": 6})
+    rec["job"]["settings"] = {**cfg.settings, "train_events": 5}
+    rec["key"] = rec["job"]["key"] = "k750"
+    store = ResultsStore(tmp_path)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "k750.json").write_text(_json.dumps(rec))
+    params = rec["job"]["params"]
+    jobs = [{"key": "k1500", "params": params, "seed": rec["job"]["seed"]}]
+    assert len(list(store.records())) == 1
+    assert warn_other_settings(store, cfg, jobs) == 0
+    assert "warning" not in capsys.readouterr().err
+    other = load_suite("gess", "demo").with_overrides(settings={"train_events": 6, "track_max_epochs": 3})
+    assert warn_other_settings(store, other, jobs) == 1  # a real other setting still warns
+    assert "already holds 1 gess record(s) of other settings" in capsys.readouterr().err

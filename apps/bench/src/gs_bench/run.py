@@ -151,16 +151,22 @@ def warn_other_settings(store: ResultsStore, config: SuiteConfig, jobs: list[dic
     versions or data, ``--device-in-key``): the report keeps them apart (a table each), but
     the folder then mixes runs. Returns the number of such records."""
     from gs_bench.report import describe_variants, record_variant
+    from gs_bench.runners import load_runner
 
     planned = {j["key"] for j in jobs}
     points = {(json.dumps(j["params"], sort_keys=True), j["seed"]) for j in jobs}
-    ours = record_variant({"job": {"suite": config.suite, "settings": config.settings}})
+    # a sweep setting (gess: train_events) is a point of one curve, not another run
+    sweep = load_runner(config.suite).sweep_settings
+    ours = record_variant({"job": {"suite": config.suite, "settings": config.settings}}, sweep)
     other_settings, other_keys = [], 0
     for rec in store.records():
         if rec["job"].get("suite") != config.suite or rec["key"] in planned:
             continue
-        if record_variant(rec) != ours:
+        if record_variant(rec, sweep) != ours:
             other_settings.append(rec)
+        elif sweep and record_variant(rec) != record_variant({"job": {"suite": config.suite,
+                                                                      "settings": config.settings}}):
+            continue  # another point of the sweep (e.g. gess's learning curve): expected here
         elif (json.dumps(rec["job"]["params"], sort_keys=True), rec["job"].get("seed")) in points:
             other_keys += 1
     if other_settings:
