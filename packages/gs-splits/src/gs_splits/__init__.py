@@ -29,7 +29,7 @@ _LAZY: dict[str, str] = {
                      "split_sizes", "structural_split"), "split"),
     **dict.fromkeys(("STRATEGIES", "SplitStrategy", "available_strategies", "get_strategy",
                      "register_strategy", "unregister_strategy"), "strategies"),
-    **dict.fromkeys(("DOMAIN_SCOPES", "INFO_LEVELS", "PAPER_SIZES", "PAPER_STRATEGIES",
+    **dict.fromkeys(("BUILTIN_STRATEGIES", "DOMAIN_SCOPES", "INFO_LEVELS", "PAPER_SIZES", "PAPER_STRATEGIES",
                      "SCIENTIFIC_PARTS", "STRUCTURAL_PARTS"), "names"),
 }
 
