@@ -44,10 +44,22 @@ def _accuracy(model, graphs) -> float:
     return 100.0 * float((pred == y).mean())
 
 
+def _stats_subset(graphs: list, n: int, seed: int) -> list:
+    """The engine's fixed random subset of ``n`` graphs for its batch-norm statistics
+    (gs-algos' ``TrainConfig.norm_stats_graphs`` rule, restated here: the ``source again`` row,
+    which must reproduce the record, checks that the two agree)."""
+    import torch
+
+    if len(graphs) <= n:
+        return graphs
+    gen = torch.Generator().manual_seed(seed * 7_919 + 17)
+    return [graphs[int(i)] for i in torch.randperm(len(graphs), generator=gen)[:n].sort().values]
+
+
 def one_seed(run: Path, dataset: str, backbone: str, seed: int) -> dict | None:
     import torch
 
-    from gs_algos.engine import _norm_stats_subset, recompute_norm_stats
+    from gs_algos.engine import recompute_norm_stats
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _track_model import load_erm
@@ -59,8 +71,8 @@ def one_seed(run: Path, dataset: str, backbone: str, seed: int) -> dict | None:
     dev = torch.device("cpu")
     rows = {}
     n, seed_ = int(m.config.norm_stats_graphs), int(m.config.seed)
-    for name, stats in (("stored", None), ("source again", _norm_stats_subset(m.parts["train"], n, seed_)),
-                        ("target (Val-OOD features)", _norm_stats_subset(m.parts["ood_val"], n, seed_))):
+    for name, stats in (("stored", None), ("source again", _stats_subset(m.parts["train"], n, seed_)),
+                        ("target (Val-OOD features)", _stats_subset(m.parts["ood_val"], n, seed_))):
         model = copy.deepcopy(m.model)
         if stats is not None:
             recompute_norm_stats(model, None, stats, m.batch_size, dev)
