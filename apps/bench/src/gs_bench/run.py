@@ -157,15 +157,15 @@ def warn_other_settings(store: ResultsStore, config: SuiteConfig, jobs: list[dic
     points = {(json.dumps(j["params"], sort_keys=True), j["seed"]) for j in jobs}
     # a sweep setting (gess: train_events) is a point of one curve, not another run
     sweep = load_runner(config.suite).sweep_settings
-    ours = record_variant({"job": {"suite": config.suite, "settings": config.settings}}, sweep)
+    this_run = {"job": {"suite": config.suite, "settings": config.settings}}
+    ours, ours_full = record_variant(this_run, sweep), record_variant(this_run)
     other_settings, other_keys = [], 0
     for rec in store.records():
         if rec["job"].get("suite") != config.suite or rec["key"] in planned:
             continue
         if record_variant(rec, sweep) != ours:
             other_settings.append(rec)
-        elif sweep and record_variant(rec) != record_variant({"job": {"suite": config.suite,
-                                                                      "settings": config.settings}}):
+        elif sweep and record_variant(rec) != ours_full:
             continue  # another point of the sweep (e.g. gess's learning curve): expected here
         elif (json.dumps(rec["job"]["params"], sort_keys=True), rec["job"].get("seed")) in points:
             other_keys += 1
