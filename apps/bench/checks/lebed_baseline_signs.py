@@ -151,27 +151,29 @@ def table(rows, fam, title):
 
 def paper_sign_pattern() -> None:
     """Which way the paper's columns point, from the printed values alone (Tables 2-4, all 30
-    (dataset, model) cells, as transcribed in gs_bench.published): a column computed from a
+    (dataset, model) cells, as read from gs_bench.published's table file): a column computed from a
     confidence (ConfScore, negative entropy, ATC's estimated accuracy) and one computed from an
     uncertainty or an estimated error (entropy, ATC's or the threshold method's error) have
     opposite signs in every cell where the baselines correlate at all."""
-    from gs_bench.published import _LB, _LB_MODELS
+    from gs_bench.published import lebed_rho_table
 
-    cells = [(f, j) for f in dict.fromkeys(f for f, _ in _LB) for j in range(len(_LB_MODELS))]
+    rho = lebed_rho_table()  # (family, method) -> rho as printed, for these models:
+    models = ("gcn", "gat", "sage", "gin", "mlp")
+    cells = [(f, j) for f in dict.fromkeys(f for f, _ in rho) for j in range(len(models))]
 
     def agree(a, b, sign):
-        return sum(np.sign(_LB[(f, a)][j][0]) == sign * np.sign(_LB[(f, b)][j][0]) for f, j in cells)
+        return sum(np.sign(rho[(f, a)][j]) == sign * np.sign(rho[(f, b)][j]) for f, j in cells)
 
-    big = [(f, j) for f, j in cells if abs(_LB[(f, "conf")][j][0]) > 0.1]
+    big = [(f, j) for f, j in cells if abs(rho[(f, "conf")][j]) > 0.1]
     print(f"Paper, {len(cells)} cells of Tables 2-4: sign(Entropy) == sign(ConfScore) in "
           f"{agree('entropy', 'conf', 1)}; sign(ATC-MC) == -sign(ConfScore) in {agree('atc_mc', 'conf', -1)}; "
           f"sign(ATC-NE) == -sign(ConfScore) in {agree('atc_ne', 'conf', -1)}; sign(Thres. 0.9) == "
           f"-sign(ConfScore) in {agree('thr_0.9', 'conf', -1)}; the exceptions: "
-          + "; ".join(f"{f} {_LB_MODELS[j]} ConfScore {_LB[(f, 'conf')][j][0]:+.2f} Entropy "
-                      f"{_LB[(f, 'entropy')][j][0]:+.2f} ATC-MC {_LB[(f, 'atc_mc')][j][0]:+.2f}"
+          + "; ".join(f"{f} {models[j]} ConfScore {rho[(f, 'conf')][j]:+.2f} Entropy "
+                      f"{rho[(f, 'entropy')][j]:+.2f} ATC-MC {rho[(f, 'atc_mc')][j]:+.2f}"
                       for f, j in cells if (f, j) not in big and (
-                          np.sign(_LB[(f, 'entropy')][j][0]) != np.sign(_LB[(f, 'conf')][j][0])
-                          or np.sign(_LB[(f, 'atc_mc')][j][0]) != -np.sign(_LB[(f, 'conf')][j][0])))
+                          np.sign(rho[(f, 'entropy')][j]) != np.sign(rho[(f, 'conf')][j])
+                          or np.sign(rho[(f, 'atc_mc')][j]) != -np.sign(rho[(f, 'conf')][j])))
           + f" (all with |ConfScore rho| <= 0.1; {len(cells) - len(big)} such cells)")
 
 

@@ -90,6 +90,17 @@ def cells_off(cells: Iterable[dict[str, Any]], threshold: float = OFF_THRESHOLD)
     return [c for c in cells if abs(c["delta"]) > threshold]
 
 
+def cell_against_paper(fields: dict[str, Any], values: Iterable[float], paper: float) -> dict[str, Any] | None:
+    """One cell of a paper's table that our runs fill: ``fields`` plus ``n`` (runs with a
+    value), ``ours`` (their mean, in percent), ``paper`` and ``delta = ours - paper``; None
+    where no run gives a value. The structural-shifts and edgewise reports and ``compare``
+    build their cells with it."""
+    m, _, n = mean_std(values)
+    if not n:
+        return None
+    return {**fields, "n": n, "ours": m * 100, "paper": paper, "delta": m * 100 - paper}
+
+
 def mean_std(values: Iterable[float]) -> tuple[float, float, int]:
     arr = np.asarray([v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))], dtype=float)
     if arr.size == 0:

@@ -15,6 +15,7 @@ from gs_bench.report import (
     OFF_THRESHOLD,
     Figure,
     Table,
+    cell_against_paper,
     cells_off,
     fmt_mean_std,
     group_records,
@@ -167,11 +168,11 @@ def paper_cells(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         for table, variant, pub_model, metrics in parts:
             for metric in metrics:
                 pub = published("edgewise", ds, pub_model, metric)
-                m, _, n = mean_std(metric_values(recs, metric, variant))
-                if pub is None or not n:
-                    continue
-                cells.append({"table": table, "dataset": ds, "model": pub_model, "metric": metric, "n": n,
-                              "ours": m * 100, "paper": pub[0], "delta": m * 100 - pub[0]})
+                cell = None if pub is None else cell_against_paper(
+                    {"table": table, "dataset": ds, "model": pub_model, "metric": metric},
+                    metric_values(recs, metric, variant), pub[0])
+                if cell is not None:
+                    cells.append(cell)
     return cells
 
 

@@ -16,6 +16,7 @@ from gs_bench.report import (
     OFF_THRESHOLD,
     Figure,
     Table,
+    cell_against_paper,
     cells_off,
     fmt_mean_std,
     group_records,
@@ -164,11 +165,10 @@ def paper_cells(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             wanted.append(("ood_auroc", pub_name, [ood_auroc(r, canon) for r in recs]))
         for metric, pub_name, vals in wanted:
             pub = published("structural-shifts", ds, sh, pub_name, metric)
-            m, _, n = mean_std(vals)
-            if pub is None or not n or np.isnan(m):
-                continue
-            cells.append({"dataset": ds, "shift": sh, "method": pub_name, "metric": metric, "n": n,
-                          "ours": m * 100, "paper": pub[0], "delta": m * 100 - pub[0]})
+            cell = None if pub is None else cell_against_paper(
+                {"dataset": ds, "shift": sh, "method": pub_name, "metric": metric}, vals, pub[0])
+            if cell is not None:
+                cells.append(cell)
     return cells
 
 
