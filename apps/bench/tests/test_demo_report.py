@@ -189,6 +189,14 @@ def test_report_html_says_what_markdown_it_says(demo):
     assert [i.get("alt") for i in ours.images] == [i.get("alt") for i in reference.images]
 
 
+def _no_browser(reason: str) -> None:
+    """Skip with the reason; fail instead where a browser is required (``GS_REQUIRE_BROWSER=1``:
+    ``.ci/run`` sets it after installing Chromium, so that CI never skips the browser check)."""
+    if os.environ.get("GS_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"GS_REQUIRE_BROWSER=1 but {reason}")
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="module")
 def chromium() -> tuple[object, str | None]:
     """(playwright's sync_playwright, executable or None for playwright's own browser), or a
@@ -196,7 +204,7 @@ def chromium() -> tuple[object, str | None]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.skip("headless Chromium check not run: the playwright package is not installed "
+        _no_browser("headless Chromium check not run: the playwright package is not installed "
                     "(pip install playwright; then `playwright install chromium`, or point "
                     "GS_CHROMIUM at a Chromium / chromium-headless-shell executable)")
     exe = os.environ.get("GS_CHROMIUM") or None
@@ -220,8 +228,8 @@ def test_report_html_in_headless_chromium_moved_alone(chromium, demo, tmp_path):
         try:
             browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
         except Exception as exc:  # no browser downloaded and none on PATH
-            pytest.skip(f"headless Chromium check not run: no Chromium could be started ({str(exc).splitlines()[0]}); "
-                        "run `playwright install chromium` or set GS_CHROMIUM")
+            _no_browser(f"headless Chromium check not run: no Chromium could be started ({str(exc).splitlines()[0]}); "
+                        "install the distribution's chromium package, run `playwright install chromium` or set GS_CHROMIUM")
         page = browser.new_page()
         page.goto(moved.as_uri(), wait_until="load")
         images = page.evaluate(

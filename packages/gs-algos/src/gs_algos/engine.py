@@ -909,6 +909,8 @@ def fit_graph(
         Unlabeled target graphs (O-Feature level: DANN / DeepCoral). One target batch is
         drawn per step; with ``config.iterations_per_epoch`` an epoch is that many steps.
 
+    Notes
+    -----
     The graphs stay where they are (the CPU, as a rule): every batch is collated there and
     moved to ``config.device``; the model trains there and comes back as in :func:`fit_node`.
     """

@@ -40,9 +40,13 @@ def fingerprint(
     length : int, optional
         Keep the first ``length`` hex digits (the full 64 by default).
 
+    Notes
+    -----
     Two inputs with equal fields give equal fingerprints on any machine; changing a value,
     a dtype, a shape, a name or the order changes it.
 
+    Examples
+    --------
     >>> fingerprint({"y": np.arange(3)}, length=12) == fingerprint([("y", [0, 1, 2])], length=12)
     True
     """

@@ -157,6 +157,8 @@ def ood_detection_metrics(uncertainty: Any, is_ood: Any) -> OODDetectionMetrics:
     is_ood : array-like of bool/0-1, shape (n,)
         True for OOD samples.
 
+    Notes
+    -----
     The inputs are validated once; a single-class (or empty) ``is_ood`` gives NaN for all
     three with one :class:`~gs_metrics.EmptyEvaluationWarning`.
     """

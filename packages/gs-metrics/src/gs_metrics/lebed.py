@@ -111,8 +111,11 @@ def structure_score(embeddings: Any, pos: Any, neg: Any) -> float:
     embeddings : array-like, shape (M, D)
     pos, neg : integer array-like, shape (2, E+) and (2, E-)
 
-    Returns NaN (with a warning) when there is no pair at all; the stopping rule then never
-    fires (``NaN < tolerance`` is false) and the re-training runs to its step limit.
+    Returns
+    -------
+    float
+        NaN (with a warning) when there is no pair at all; the stopping rule then never
+        fires (``NaN < tolerance`` is false) and the re-training runs to its step limit.
     """
     z = np.asarray(embeddings, dtype=np.float64)
     if z.ndim != 2:

@@ -517,11 +517,10 @@ class PointCloudConfig:
     pool : {"sum", "mean", "max"}
         Graph pooling before the head. ``"sum"`` (default): GeSS's ``global_add_pool``.
         ``"mean"`` / ``"max"`` (not GeSS; Track probes of issue 29): embeddings whose scale does
-        not follow the number of points.
-
-    The head is GeSS's classifier ``MLP([h, 2h, h, out])`` with ``norm``, activation and
-    dropout after each hidden layer (``BaseModel.classifier``). Its batch norm normalises the
-    sum-pooled graph embeddings, whose scale grows with the number of points.
+        not follow the number of points. The head after the pooling is GeSS's classifier
+        ``MLP([h, 2h, h, out])`` with ``norm``, activation and dropout after each hidden
+        layer (``BaseModel.classifier``). Its batch norm normalises the sum-pooled graph
+        embeddings, whose scale grows with the number of points.
     pt_delta : {"position", "edge_mlp"}
         Point Transformer only: the positional term ``delta_ij`` added to the attention
         logits and to the values. ``"position"`` (default): GeSS's ``pos_nn``, a linear map of

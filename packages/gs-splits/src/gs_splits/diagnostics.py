@@ -56,6 +56,8 @@ class SplitStatistics:
         ``name``, ``scale`` (``"log10"`` or ``"linear"``), ``edges``, counts ``ID`` / ``OOD``
         per bin, ``not_shown`` (nodes with property 0 on a log scale).
 
+    Notes
+    -----
     :meth:`to_dict` / :meth:`from_dict` round-trip the numbers through JSON, so a figure can be
     drawn later from stored statistics without the graph (``plot_statistics(None,
     stats=...)``).

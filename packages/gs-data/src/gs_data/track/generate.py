@@ -161,17 +161,17 @@ def generate_events(process: str, pileup: int, n_events: int, **options: Any) ->
     **options
         The keyword options of :func:`generate_samples`, passed on unchanged (one definition
         of each option and its default):
-    seed
+    seed : int
         Seed of the sample (default 0); the same seed gives bit-identical events.
-    cache_dir
+    cache_dir : str or Path
         Cache root (default :func:`default_cache_dir`).
-    n_workers
+    n_workers : int
         Worker processes (default 1); 1 simulates in this process.
-    callback
+    callback : callable
         ``callback(done, total)`` after every finished event (CLIs draw a progress bar).
-    config
+    config : TrackSimConfig
         Simulation settings (default :class:`TrackSimConfig`).
-    keep_event_files
+    keep_event_files : bool
         Keep the per-event files after packing (default False: delete them; the pack serves later
         requests of any size up to its count).
 
