@@ -321,13 +321,17 @@ def docs(session: nox.Session) -> None:
     starts, API reference, CLI reference, suites and settings, measured tables), built with
     ``mkdocs build --strict`` (any warning fails, a dead link or anchor between pages
     included), then every page in headless Chromium (docs/site/test_site.py; without a
-    browser it skips, unless GS_REQUIRE_BROWSER=1)."""
+    browser it skips, unless GS_REQUIRE_BROWSER=1), then every code block of the READMEs and
+    docs as written (docs/site/readme_blocks.py)."""
     _install_local(session, "gs-bench", also=("mkdocs>=1.6", "mkdocstrings[python]>=0.26",
                                               "playwright>=1.45", "pytest>=8"))
     out = ROOT / "build" / "docs"
     session.run("python", str(ROOT / "docs" / "site" / "build_site.py"), "--build", "--out", str(out))
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *session.posargs,
                 str(ROOT / "docs" / "site" / "test_site.py"), env={"GS_DOCS_SITE": str(out / "site")})
+    # every README / docs code block as written, each alone (docs/site/readme_blocks.py); this
+    # session's environment is a throwaway, so the blocks that pip-install may run here
+    session.run("python", str(ROOT / "docs" / "site" / "readme_blocks.py"), "--allow-install")
 
 
 RELEASE_USAGE = (

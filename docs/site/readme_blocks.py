@@ -18,7 +18,10 @@ that cannot run that way is marked, on the line right above its fence, with the 
 
 The reasons start with one of :data:`REASONS`. ``--list`` prints every block with its status;
 ``python docs/site/readme_blocks.py`` runs them and exits 1 if a block that is not marked
-fails (``nox -s docs`` runs it in CI).
+fails (``nox -s docs`` runs it in CI). A block that installs (``pip install``, ``uv pip``)
+installs into the environment of the interpreter running this script, so it runs only with
+``--allow-install`` (the nox session's throwaway environment passes it): in a development
+venv it would replace the editable installs.
 """
 
 from __future__ import annotations
@@ -96,9 +99,15 @@ def scratch() -> Path:
     return folder
 
 
-def run(block: Block) -> tuple[bool, str, float]:
+_INSTALLS = re.compile(r"\bpip\s+install\b|\buv\s+pip\b")
+
+
+def run(block: Block, allow_install: bool = False) -> tuple[bool, str, float]:
     """(passed, what it printed at the end, seconds)."""
     t = time.perf_counter()
+    if block.lang != "python" and _INSTALLS.search(block.code) and not allow_install:
+        return False, (f"installs into {sys.prefix}: run with --allow-install in a throwaway environment "
+                       "(python -m nox -s docs does)"), 0.0
     if block.lang == "toml":
         try:
             tomllib.loads(block.code)
@@ -120,6 +129,9 @@ def run(block: Block) -> tuple[bool, str, float]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--list", action="store_true", help="list the blocks and their status; run nothing")
+    ap.add_argument("--allow-install", action="store_true",
+                    help="run the blocks that pip-install into this interpreter's environment too "
+                         "(only in a throwaway environment, such as the nox session's)")
     ap.add_argument("files", nargs="*", help="only these Markdown files (repository paths)")
     args = ap.parse_args(argv)
     todo = [b for f in (args.files or markdown_files()) for b in blocks(f)]
@@ -142,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.list:
             print(f"{b.where} [{b.lang}] runs")
             continue
-        ok, tail, seconds = run(b)
+        ok, tail, seconds = run(b, args.allow_install)
         counts["ran"] += 1
         print(f"{'ok  ' if ok else 'FAIL'} {b.where} [{b.lang}] {seconds:.1f} s", flush=True)
         if not ok:
