@@ -324,7 +324,7 @@ def docs(session: nox.Session) -> None:
     browser it skips, unless GS_REQUIRE_BROWSER=1), then every code block of the READMEs and
     docs as written (docs/site/readme_blocks.py)."""
     _install_local(session, "gs-bench", also=("mkdocs>=1.6", "mkdocstrings[python]>=0.26",
-                                              "playwright>=1.45", "pytest>=8"))
+                                              "playwright>=1.45", "pytest>=8", "pip"))
     out = ROOT / "build" / "docs"
     session.run("python", str(ROOT / "docs" / "site" / "build_site.py"), "--build", "--out", str(out))
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *session.posargs,
