@@ -13,9 +13,10 @@ nor numba; ``import gs_splits.ondisk`` loads both modules and the compiled kerne
   degree-ordered copy they stream (:func:`degree_ordered_ondisk`), and :func:`choose_path`,
   which :func:`gs_splits.structural_split` asks whether a graph is split in memory or on disk.
 
-Up to gs-splits 0.1.0 the first seven were top-level names (``gs_splits.OnDiskCSR``, ...):
-``gs_splits.X`` -> ``gs_splits.ondisk.X``; modules ``gs_splits.ondisk`` (the file) ->
-``gs_splits.ondisk.csr``, ``gs_splits.outofcore`` -> ``gs_splits.ondisk.properties``.
+Up to gs-splits 0.1.0, ``OnDiskCSR``, ``convert_edges``, ``open_ondisk`` and the four
+``*_ondisk`` properties were top-level names: ``gs_splits.X`` is now ``gs_splits.ondisk.X``;
+the module ``gs_splits.ondisk`` (a file then) is ``gs_splits.ondisk.csr`` and
+``gs_splits.outofcore`` is ``gs_splits.ondisk.properties``.
 """
 
 from __future__ import annotations
