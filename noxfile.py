@@ -3,7 +3,8 @@
 Quick reference (run from the repository root)::
 
     nox -s tests            # every package session, then the cross-package tests in tests/
-    nox -s tests-gs_splits  # one package, alone in a fresh environment
+    nox -s tests-gs_splits  # one package, alone in a fresh environment (gs-splits: not the
+                            # tests marked slow, which tests-gs_splits-slow runs)
     nox -s lint             # ruff + import-linter (the layering contracts)
     nox -s build            # wheel + sdist of all six distributions into dist/
     nox -s demo             # the main job on the embedded (synthetic) default graph
@@ -86,6 +87,11 @@ PACKAGES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
 # ``--`` replaces these defaults (``nox -s tests-gs_data -- -q -k foo`` runs serially).
 XDIST_WORKERS: dict[str, int] = {"gs-data": 2, "gs-algos": 2, "gs-bench": 2}
 XDIST_REQUIREMENT = "pytest-xdist>=3.5"
+
+# Packages whose tests marked ``slow`` run in a session of their own, ``tests-<module>-slow``:
+# ``tests-<module>`` deselects them (``-m "not slow"``) for a quick check while editing, and
+# ``nox -s tests`` (CI) runs both sessions, so every test still runs there.
+SLOW_SESSIONS: set[str] = {"gs-splits"}
 
 
 def _pip_find_links() -> list[str]:
@@ -176,14 +182,15 @@ def _closure(deps: tuple[str, ...]) -> list[str]:
 
 def _pytest(
     session: nox.Session, *paths: str, isolated_as: str | None = None, env: dict | None = None,
-    workers: int = 0,
+    workers: int = 0, markers: str | None = None,
 ) -> None:
     """pytest in the session's environment. ``isolated_as`` names the package session whose
     isolation this environment has (its tests may then check, e.g., that torch is absent).
     ``workers``: run the tests on that many pytest-xdist workers, a test file per worker at a
-    time (unless pytest arguments were given after ``--``)."""
+    time (unless pytest arguments were given after ``--``). ``markers``: the session's ``-m``
+    selection, kept with pytest arguments given after ``--`` (a later ``-m`` there wins)."""
     xdist = ["-n", str(workers), "--dist", "loadfile"] if workers > 1 else []
-    args = list(session.posargs) or ["-q", *xdist]
+    args = (["-m", markers] if markers else []) + (list(session.posargs) or ["-q", *xdist])
     session.run(
         "python",
         "-m",
@@ -204,9 +211,19 @@ def _make_package_session(dist: str) -> None:
     def _session(session: nox.Session) -> None:
         _install_local(session, dist, test_extras, also=(XDIST_REQUIREMENT,) if workers else ())
         # isolated_as: the name without the interpreter nox appends under --force-python
-        _pytest(session, f"{folder}/tests", isolated_as=name, workers=workers)
+        _pytest(session, f"{folder}/tests", isolated_as=name, workers=workers,
+                markers="not slow" if dist in SLOW_SESSIONS else None)
 
     _session.__doc__ = f"Install only {dist} (+ its declared deps) in a fresh env and run its tests."
+    if dist in SLOW_SESSIONS:
+        _session.__doc__ += " Not those marked slow: see the -slow session."
+
+        @nox.session(name=f"{name}-slow")
+        def _slow(session: nox.Session) -> None:
+            _install_local(session, dist, test_extras, also=(XDIST_REQUIREMENT,) if workers else ())
+            _pytest(session, f"{folder}/tests", isolated_as=name, workers=workers, markers="slow")
+
+        _slow.__doc__ = f"As tests-{module}, the tests marked slow only."
 
 
 def _make_lowest_session(dist: str) -> None:
@@ -273,6 +290,8 @@ def tests(session: nox.Session) -> None:
     """Every per-package session, then the cross-package tests."""
     for dist in PACKAGES:
         session.notify(f"tests-{PACKAGES[dist][1]}")
+        if dist in SLOW_SESSIONS:
+            session.notify(f"tests-{PACKAGES[dist][1]}-slow")
     session.notify("tests-gs_metrics-no-torch")
     session.notify("tests-integration")
 

@@ -43,8 +43,8 @@ ATOMIC_HELPERS = {
 #: ``os.replace`` calls that are moves, not writes: file -> (count, why)
 RENAMES_THAT_ARE_NOT_WRITES = {
     "apps/bench/src/gs_bench/store.py": (1, "moves an unreadable record into quarantine/"),
-    "packages/gs-splits/src/gs_splits/ondisk.py": (1, "moves the finished CSR files out of .partial/"),
-    "packages/gs-splits/src/gs_splits/outofcore.py": (1, "moves the finished degree-ordered folder into place"),
+    "packages/gs-splits/src/gs_splits/ondisk/csr.py": (1, "moves the finished CSR files out of .partial/"),
+    "packages/gs-splits/src/gs_splits/ondisk/properties.py": (1, "moves the finished degree-ordered folder into place"),
 }
 FINGERPRINT_HELPERS = {
     "packages/gs-data/src/gs_data/_fingerprint.py",  # gs_data.fingerprint, the one

@@ -178,6 +178,7 @@ def test_python_versions_claimed_agree_everywhere():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "python .ci/pythons.py --check" in ci
     assert "--force-python \"$interpreter\" -s tests-gs_splits tests-gs_metrics-no-torch" in ci
+    assert "tests-gs_metrics-no-torch tests-gs_splits-slow" in ci  # gs-splits' out-of-core tests too
 
 
 def test_ci_runs_the_data_sessions_without_the_shared_datasets():

@@ -9,7 +9,7 @@ rows, and checks that every variant gives the same bits.
 
 Rows: a slice of ``--entries`` adjacency entries starting at the fraction ``--at`` of the
 rows of a degree-ordered on-disk graph (``--folder``, the ``degree_ordered`` folder that
-:func:`gs_splits.outofcore.degree_ordered_ondisk` writes, e.g. the papers100M-size one of
+:func:`gs_splits.ondisk.degree_ordered_ondisk` writes, e.g. the papers100M-size one of
 ``results-papers100m``), or of a SYNTHETIC Chung-Lu graph made in memory (``--synthetic
 NODES:EDGES``, the generator of ``synthetic_papers100m.py``).
 

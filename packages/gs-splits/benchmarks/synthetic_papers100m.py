@@ -1,7 +1,7 @@
 """SYNTHETIC ogbn-papers100M-size edge stream (Chung-Lu) for the on-disk conversion (issue 32).
 
 Writes ``OUT`` (raw binary, int32, layout ``(2, E)``: the E sources, then the E destinations)
-and the sidecar ``OUT.json`` that ``gs_splits.convert_edges`` / ``gs-splits convert`` read
+and the sidecar ``OUT.json`` that ``gs_splits.ondisk.convert_edges`` / ``gs-splits convert`` read
 (``{"format": "gs-splits raw edges", "dtype": "int32", "layout": "2xE", "num_edges": E,
 "num_nodes": n, "generator": {...}}``). The sidecar is written last: a file without it is
 unfinished.

@@ -12,6 +12,14 @@ DATA = Path(__file__).parent / "data"
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
+def pytest_configure(config):
+    # also registered in the monorepo's pyproject.toml; here for the tests run from the sdist
+    config.addinivalue_line(
+        "markers", "slow: out-of-core tests (gs_splits.ondisk); `nox -s tests-gs_splits` deselects "
+        "them, `nox -s tests-gs_splits-slow` runs them, `nox -s tests` runs both"
+    )
+
+
 @pytest.fixture(scope="session")
 def coraml(shared_datasets):
     """The structural-shifts paper's CoraML: dict with edges, labels, features, author values."""

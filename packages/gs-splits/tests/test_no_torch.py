@@ -60,7 +60,7 @@ def test_requirement_tree_of_gs_splits_plot_has_no_torch():
 
 
 def test_importing_gs_splits_does_not_import_torch():
-    code = "import sys, gs_splits, gs_splits.plot, gs_splits.cli, gs_splits.diagnostics, gs_splits.outofcore; print('torch' in sys.modules)"
+    code = "import sys, gs_splits, gs_splits.plot, gs_splits.cli, gs_splits.diagnostics, gs_splits.ondisk; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

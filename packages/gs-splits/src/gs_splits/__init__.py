@@ -1,94 +1,77 @@
 """gs-splits: structural and scientific distribution-shift splits (numpy + scipy + numba, no torch).
 
-The names below resolve on first use (PEP 562): ``import gs_splits`` and the fixed tables of
-:mod:`gs_splits.names` cost no numba import (seconds); the first split function used loads its
-module and the compiled kernels.
+``import gs_splits`` imports the in-memory API below eagerly: plain modules over numpy and
+scipy. The numba kernels (:mod:`gs_splits._kernels`) load on the first call that runs one,
+and the out-of-core path is the sub-package :mod:`gs_splits.ondisk`, imported only when asked
+for (``import gs_splits.ondisk``); ``tests/test_namespace.py`` checks that neither loads here.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
+from gs_splits import names, properties
 from gs_splits.__about__ import __version__
+from gs_splits.diagnostics import (
+    SplitStatistics,
+    distance_distribution,
+    split_statistics,
+    summarize_split,
+)
+from gs_splits.graph import CSRGraph, as_csr_graph
+from gs_splits.names import *  # noqa: F403  (the fixed tables: all of names.__all__)
+from gs_splits.properties import *  # noqa: F403  (the node properties: all of properties.__all__)
+from gs_splits.scientific import (
+    ScientificSplitConfig,
+    ordered_domain_split,
+    par_label_indices,
+    scientific_split,
+)
+from gs_splits.split import (
+    Split,
+    StructuralSplitConfig,
+    TiedPropertyError,
+    property_domains,
+    split_sizes,
+    structural_split,
+)
+from gs_splits.strategies import (
+    STRATEGIES,
+    SplitStrategy,
+    available_strategies,
+    get_strategy,
+    register_strategy,
+    unregister_strategy,
+)
 
-# Public name -> the submodule that defines it.
-_LAZY: dict[str, str] = {
-    **dict.fromkeys(("SplitStatistics", "distance_distribution", "split_statistics",
-                     "summarize_split"), "diagnostics"),
-    **dict.fromkeys(("CSRGraph", "as_csr_graph"), "graph"),
-    **dict.fromkeys(("OnDiskCSR", "convert_edges", "open_ondisk"), "ondisk"),
-    **dict.fromkeys(("clustering_coefficient_ondisk", "pagerank_ondisk", "personalized_pagerank_ondisk",
-                     "triangles_ondisk"), "outofcore"),
-    **dict.fromkeys(("approximate_betweenness", "clustering_coefficient", "core_number", "degree",
-                     "eigenvector_centrality", "pagerank", "personalized_pagerank", "triangles"),
-                    "properties"),
-    **dict.fromkeys(("ScientificSplitConfig", "ordered_domain_split", "par_label_indices",
-                     "scientific_split"), "scientific"),
-    **dict.fromkeys(("Split", "StructuralSplitConfig", "TiedPropertyError", "property_domains",
-                     "split_sizes", "structural_split"), "split"),
-    **dict.fromkeys(("STRATEGIES", "SplitStrategy", "available_strategies", "get_strategy",
-                     "register_strategy", "unregister_strategy"), "strategies"),
-    **dict.fromkeys(("BUILTIN_STRATEGIES", "DOMAIN_SCOPES", "INFO_LEVELS", "PAPER_SIZES", "PAPER_STRATEGIES",
-                     "SCIENTIFIC_PARTS", "STRUCTURAL_PARTS"), "names"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'gs_splits' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"gs_splits.{module}"), name)
-    globals()[name] = value  # later lookups skip this hook
-    return value
-
-
-def __dir__() -> list[str]:
-    # the public names only: not the helpers this module imports (Any, importlib, ...)
-    return sorted({*__all__, *(n for n in globals() if n.startswith("__"))})
-
-
-# The names for type checkers and IDEs. A module whose whole ``__all__`` the package gives is
-# imported with ``*``: its ``__all__`` is the list; the others name the part they give
-# (tests/test_namespace.py checks both against ``_LAZY``).
-if TYPE_CHECKING:
-    from gs_splits.diagnostics import (
-        SplitStatistics,
-        distance_distribution,
-        split_statistics,
-        summarize_split,
-    )
-    from gs_splits.graph import CSRGraph, as_csr_graph
-    from gs_splits.names import *  # noqa: F403
-    from gs_splits.ondisk import OnDiskCSR, convert_edges, open_ondisk
-    from gs_splits.outofcore import (
-        clustering_coefficient_ondisk,
-        pagerank_ondisk,
-        personalized_pagerank_ondisk,
-        triangles_ondisk,
-    )
-    from gs_splits.properties import *  # noqa: F403
-    from gs_splits.scientific import (
-        ScientificSplitConfig,
-        ordered_domain_split,
-        par_label_indices,
-        scientific_split,
-    )
-    from gs_splits.split import (
-        Split,
-        StructuralSplitConfig,
-        TiedPropertyError,
-        property_domains,
-        split_sizes,
-        structural_split,
-    )
-    from gs_splits.strategies import (
-        STRATEGIES,
-        SplitStrategy,
-        available_strategies,
-        get_strategy,
-        register_strategy,
-        unregister_strategy,
-    )
-
-__all__ = ["__version__", *_LAZY]
+__all__ = [
+    "__version__",
+    # diagnostics
+    "SplitStatistics",
+    "distance_distribution",
+    "split_statistics",
+    "summarize_split",
+    # graph
+    "CSRGraph",
+    "as_csr_graph",
+    # scientific splits
+    "ScientificSplitConfig",
+    "ordered_domain_split",
+    "par_label_indices",
+    "scientific_split",
+    # structural splits
+    "Split",
+    "StructuralSplitConfig",
+    "TiedPropertyError",
+    "property_domains",
+    "split_sizes",
+    "structural_split",
+    # the strategy registry
+    "STRATEGIES",
+    "SplitStrategy",
+    "available_strategies",
+    "get_strategy",
+    "register_strategy",
+    "unregister_strategy",
+]
+# the modules the package gives whole (in forms type checkers follow)
+__all__ += names.__all__
+__all__ += properties.__all__

@@ -499,7 +499,7 @@ def power_loop(order, rank, nptr, bounds, sweep, p, x0, damping, tol, max_iter, 
     """The loop of :func:`power_iteration`, with the pass over the adjacency given as
     ``sweep(y, x, p, inv_deg, damping, teleport, x_new, y_new, err_part, dang_part)`` (the
     arguments of :func:`pr_sweep` after ``base``): in memory, or streamed from disk by
-    :mod:`gs_splits.outofcore`. Memory: 6 float64 vectors of ``n`` (plus ``p`` and ``x0``)."""
+    :mod:`gs_splits.ondisk.properties`. Memory: 6 float64 vectors of ``n`` (plus ``p`` and ``x0``)."""
     n = p.size
     deg = np.diff(nptr).astype(np.float64)
     inv_deg = np.zeros(n, dtype=np.float64)
@@ -721,7 +721,7 @@ def brandes_accumulate(indptr, indices, sources, bc):
 
 
 # --------------------------------------------------------------------------- on-disk conversion
-# Kernels of gs_splits.ondisk (external sort of packed edge keys). A key packs one directed
+# Kernels of gs_splits.ondisk.csr (external sort of packed edge keys). A key packs one directed
 # entry of the symmetric adjacency: ``row << 32 | col << 1 | tag`` (row, col < 2**31), where
 # tag 0 marks an edge given as (row, col) and tag 1 one given as (col, row) only; int64, so
 # every key is >= 0. Sorting keys sorts the adjacency by (row, col), and among the keys of one

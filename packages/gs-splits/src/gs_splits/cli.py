@@ -348,10 +348,9 @@ def _make(args: argparse.Namespace) -> int:
 
 def _make_input(args: argparse.Namespace, out: Path) -> tuple[str, object, int | None]:
     """``(path, graph, num_nodes)`` of ``make``, after printing which path runs and why;
-    ``graph`` is an :class:`~gs_splits.OnDiskCSR` (a folder given, or an edge file converted)
+    ``graph`` is an :class:`~gs_splits.ondisk.OnDiskCSR` (a folder given, or an edge file converted)
     or None (load the file in memory)."""
-    from gs_splits.ondisk import convert_edges, open_ondisk
-    from gs_splits.outofcore import choose_path
+    from gs_splits.ondisk import choose_path, convert_edges, open_ondisk
 
     if not args.graph.exists():
         raise FileNotFoundError(f"graph file not found: {args.graph}")
@@ -397,7 +396,7 @@ def _say_path(which: str, why: str) -> None:
 def _edge_count(path: Path) -> tuple[int | None, str | None]:
     """``(edges, kind)`` of an edge file the on-disk conversion reads (text: about one edge
     per 10 bytes), or ``(None, None)`` for other graph files (.mat, a sparse-matrix .npz)."""
-    from gs_splits import ondisk
+    from gs_splits.ondisk import csr as ondisk
 
     if not path.is_file() or path.suffix.lower() == ".mat":
         return None, None

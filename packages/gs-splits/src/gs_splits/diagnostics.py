@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from gs_splits import _kernels
 from gs_splits.graph import CSRGraph, as_csr_graph
 from gs_splits.split import Split
 
@@ -154,6 +153,7 @@ def distance_distribution(
     seeded subsample of ``max_targets`` of them on large sets). Returns ``{str(d): fraction}``
     with key ``"unreachable"`` for pairs in different components.
     """
+    from gs_splits import _kernels  # deferred: numba loads on first call
     rng = np.random.default_rng(seed)
     nodes = np.asarray(nodes, dtype=np.int64)
     if nodes.size < 2:

@@ -8,7 +8,7 @@ Accepted inputs (converted once, at the entry of a public function):
 * a torch tensor ``(2, E)`` or a PyG ``Data`` object (duck-typed: ``edge_index`` and
   ``num_nodes``), without gs-splits ever importing torch;
 * an existing :class:`CSRGraph` (returned as is);
-* an on-disk CSR folder opened with :func:`gs_splits.open_ondisk` (anything with
+* an on-disk CSR folder opened with :func:`gs_splits.ondisk.open_ondisk` (anything with
   ``to_csr_graph()``): a :class:`CSRGraph` over its memory-mapped arrays.
 
 How edges are normalised (documented, never silent: every count is kept in
@@ -28,12 +28,14 @@ import hashlib
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
-from gs_splits import _kernels
+if TYPE_CHECKING:  # both load on the first call that needs them, not on `import gs_splits`
+    import scipy.sparse as sp
+
+    from gs_splits import _kernels
 
 __all__ = ["CSRGraph", "as_csr_graph", "fingerprint_arrays"]
 
@@ -83,6 +85,7 @@ class CSRGraph:
 
     def degree_ordered(self) -> _kernels.DegreeOrdered:
         """The graph relabelled by descending degree (cached; used by the property kernels)."""
+        from gs_splits import _kernels  # deferred: numba loads on first call
         dg = self._cache.get("degree_ordered")
         if dg is None:
             dg = _kernels.DegreeOrdered(self.indptr, self.indices)
@@ -95,6 +98,8 @@ class CSRGraph:
 
     def to_scipy(self) -> sp.csr_array:
         """Symmetric 0/1 adjacency as a ``scipy.sparse.csr_array`` (float64)."""
+        import scipy.sparse as sp  # deferred: half the cost of `import gs_splits` otherwise
+
         data = np.ones(self.indices.size, dtype=np.float64)
         return sp.csr_array((data, self.indices, self.indptr), shape=(self.num_nodes,) * 2)
 
@@ -140,6 +145,8 @@ def _is_torch_tensor(obj: Any) -> bool:
 
 def _edges_of(graph: Any, num_nodes: int | None) -> tuple[np.ndarray, int | None]:
     """Return ``(edges (2,E) int64, num_nodes or None)`` for any accepted input."""
+    import scipy.sparse as sp  # deferred: half the cost of `import gs_splits` otherwise
+
     # PyG Data / anything with edge_index (duck typing; never import torch)
     if hasattr(graph, "edge_index") and not isinstance(graph, np.ndarray):
         ei = graph.edge_index
@@ -212,6 +219,7 @@ def as_csr_graph(graph: Any, num_nodes: int | None = None) -> CSRGraph:
     >>> g.num_nodes, g.num_edges, g.stats["duplicate_edges"]
     (4, 2, 1)
     """
+    from gs_splits import _kernels  # deferred: numba loads on first call
     if not isinstance(graph, CSRGraph) and callable(getattr(graph, "to_csr_graph", None)):
         graph = graph.to_csr_graph()  # an OnDiskCSR: its arrays, memory-mapped
     if isinstance(graph, CSRGraph):

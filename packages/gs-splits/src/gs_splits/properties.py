@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from gs_splits import _kernels
 from gs_splits.graph import as_csr_graph
 
 __all__ = [
@@ -82,6 +81,7 @@ def pagerank(
     -------
     numpy.ndarray of float64, shape (n,)
     """
+    from gs_splits import _kernels  # deferred: numba loads on first call
     g = as_csr_graph(graph, num_nodes)
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha (restart probability) must be in (0, 1), got {alpha}")
@@ -148,6 +148,7 @@ def triangles(graph: Any, *, num_nodes: int | None = None) -> np.ndarray:
     Each triangle is found once on the degree-oriented graph (edges point to the endpoint of
     higher degree): at its middle node, intersecting out-neighbour lists through a bitmap.
     """
+    from gs_splits import _kernels  # deferred: numba loads on first call
     g = as_csr_graph(graph, num_nodes)
     return _kernels.triangles_per_node(g.degree_ordered())
 
@@ -164,6 +165,7 @@ def clustering_coefficient(graph: Any, *, num_nodes: int | None = None) -> np.nd
     -------
     numpy.ndarray of float64, shape (n,)
     """
+    from gs_splits import _kernels  # deferred: numba loads on first call
     g = as_csr_graph(graph, num_nodes)
     return _clustering_from_triangles(_kernels.triangles_per_node(g.degree_ordered()), g.degree)
 
@@ -185,6 +187,7 @@ def degree(graph: Any, *, num_nodes: int | None = None) -> np.ndarray:
 
 def core_number(graph: Any, *, num_nodes: int | None = None) -> np.ndarray:
     """k-core number of every node (Batagelj-Zaversnik), as networkx's ``core_number``."""
+    from gs_splits import _kernels  # deferred: numba loads on first call
     g = as_csr_graph(graph, num_nodes)
     return _kernels.core_numbers(g.indptr, g.indices, g.degree).astype(np.float64)
 
@@ -226,6 +229,7 @@ def approximate_betweenness(
     With ``k=None`` or ``k >= n`` it is exact. Scaling follows networkx's
     ``betweenness_centrality(G, k, normalized)`` for undirected graphs.
     """
+    from gs_splits import _kernels  # deferred: numba loads on first call
     g = as_csr_graph(graph, num_nodes)
     n = g.num_nodes
     rng = np.random.default_rng(seed)

@@ -500,7 +500,7 @@ def structural_split(
     ----------
     graph : any input accepted by :func:`gs_splits.as_csr_graph`, or an on-disk CSR folder
         Edge index (2, E), scipy.sparse, networkx graph, torch tensor, PyG Data, an
-        :class:`~gs_splits.OnDiskCSR` (:func:`gs_splits.open_ondisk`) or the path of its folder.
+        :class:`~gs_splits.ondisk.OnDiskCSR` (:func:`gs_splits.ondisk.open_ondisk`) or the path of its folder.
     strategy : str, array (n,) or callable
         A name of the strategy registry :data:`gs_splits.strategies.STRATEGIES`
         (``"popularity"``, ``"locality"``, ``"density"``, ``"random"``, the extra built-ins
@@ -547,9 +547,9 @@ def structural_split(
         out-of-core kernels.
     path : {"auto", "memory", "ondisk"}, default "auto"
         ``"auto"``: out of core when the in-memory path's estimated need
-        (:func:`gs_splits.outofcore.in_memory_bytes`: CSR, degree-ordered copy, vectors)
+        (:func:`gs_splits.ondisk.in_memory_bytes`: CSR, degree-ordered copy, vectors)
         exceeds ``memory``, else in memory. ``"ondisk"``: the out-of-core properties of
-        :mod:`gs_splits.outofcore` (popularity, locality, density, degree; other strategies
+        :mod:`gs_splits.ondisk.properties` (popularity, locality, density, degree; other strategies
         run on the memory-mapped CSR) over an on-disk CSR (an in-memory input is written to a
         temporary one under ``workdir``). Both paths give the same split, bit for bit. One
         INFO log line says which path ran and why.
@@ -606,8 +606,8 @@ class _GraphView:
 
     @classmethod
     def open(cls, graph: Any, num_nodes: int | None, memory: Any, path: str, workdir: Any) -> _GraphView:
-        from gs_splits import outofcore
         from gs_splits.ondisk import OnDiskCSR, open_ondisk
+        from gs_splits.ondisk import properties as outofcore
 
         if path not in ("auto", "memory", "ondisk"):
             raise ValueError(f"path must be 'auto', 'memory' or 'ondisk', got {path!r}")
@@ -643,12 +643,12 @@ class _GraphView:
         return self._csr
 
     def fingerprint(self) -> str:
-        # the on-disk checksum is CSRGraph.fingerprint() of the same arrays (gs_splits.ondisk)
+        # the on-disk checksum is CSRGraph.fingerprint() of the same arrays (gs_splits.ondisk.csr)
         return self.ondisk.checksum if self.ondisk is not None else self.csr().fingerprint()
 
     def strategy_property(self, name: str, rng: np.random.Generator) -> Any:
         if self.budget is not None:  # the out-of-core path
-            from gs_splits.outofcore import ONDISK_STRATEGIES
+            from gs_splits.ondisk.properties import ONDISK_STRATEGIES
 
             f = ONDISK_STRATEGIES.get(name)
             if f is not None:

@@ -19,14 +19,16 @@ from gs_splits import (
     _kernels,
     as_csr_graph,
     clustering_coefficient,
-    open_ondisk,
     pagerank,
     personalized_pagerank,
     structural_split,
     triangles,
 )
-from gs_splits import outofcore as oc
 from gs_splits.cli import main
+from gs_splits.ondisk import open_ondisk
+from gs_splits.ondisk import properties as oc
+
+pytestmark = pytest.mark.slow  # out-of-core: `nox -s tests-gs_splits-slow` runs these
 
 TINY = "64K"
 BUDGETS = [TINY, "400K", "1G"]  # many chunks, a few chunks, everything held in memory
@@ -115,7 +117,7 @@ def test_logs_say_streamed_or_held(small, tmp_path, caplog):
     _, _, _, csr = small
     _fresh_order(csr, tmp_path, "1G")
     p = np.ones(csr.num_nodes)  # not the uniform default: computed each time, never kept
-    with caplog.at_level(logging.INFO, logger="gs_splits.outofcore"):
+    with caplog.at_level(logging.INFO, logger="gs_splits.ondisk.properties"):
         oc.pagerank_ondisk(csr, personalization=p, memory=TINY)
         oc.triangles_ondisk(csr, memory=TINY)
         oc.pagerank_ondisk(csr, personalization=p, memory="1G")
@@ -330,7 +332,7 @@ def test_cli_missing_graph_is_one_line(tmp_path, capsys):
 
 
 def test_convert_keeps_and_restart_clears_the_derived_copy(small, tmp_path):
-    from gs_splits import convert_edges
+    from gs_splits.ondisk import convert_edges
 
     e, n, g, _ = small
     np.save(tmp_path / "g.npy", e)
@@ -344,7 +346,7 @@ def test_convert_keeps_and_restart_clears_the_derived_copy(small, tmp_path):
 
 
 def test_cli_raw_binary_is_converted_on_either_path(small, tmp_path, capsys):
-    from gs_splits import ondisk
+    from gs_splits.ondisk import csr as ondisk
 
     e, n, _, _ = small
     raw = tmp_path / "g.bin"
@@ -367,7 +369,7 @@ def test_pagerank_is_kept_for_locality(small, tmp_path, caplog):
     first = oc.pagerank_ondisk(csr, memory=TINY)
     kept = list(dg.path.glob("pagerank-*.npy"))
     assert len(kept) == 1 and np.array_equal(np.load(kept[0]), first)
-    with caplog.at_level(logging.INFO, logger="gs_splits.outofcore"):
+    with caplog.at_level(logging.INFO, logger="gs_splits.ondisk.properties"):
         ppr = oc.personalized_pagerank_ondisk(csr, memory=TINY)
     assert "reusing" in caplog.text and np.array_equal(ppr, personalized_pagerank(g))
     assert np.array_equal(oc.pagerank_ondisk(csr, 0.2, memory=TINY), pagerank(g, 0.2))  # other alpha
@@ -380,7 +382,7 @@ def test_two_processes_building_the_copy_at_once(small, tmp_path):
 
     _, _, g, _ = small
     csr = oc.save_ondisk(g, tmp_path / "c")
-    code = ("import sys; from gs_splits.outofcore import degree_ordered_ondisk as d; "
+    code = ("import sys; from gs_splits.ondisk import degree_ordered_ondisk as d; "
             "print(d(sys.argv[1], '64K').path)")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     procs = [subprocess.Popen([sys.executable, "-c", code, str(csr.path)], stdout=subprocess.PIPE,

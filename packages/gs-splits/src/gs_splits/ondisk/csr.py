@@ -91,7 +91,7 @@ _PARTIAL = ".partial"
 _STATE = "state.json"
 _META = "meta.json"
 _OUTPUTS = ("indptr.npy", "indices.npy")
-#: What gs_splits.outofcore derives next to the CSR (its degree-ordered copy): part of the
+#: What gs_splits.ondisk.properties derives next to the CSR (its degree-ordered copy): part of the
 #: folder, removed with the CSR it was derived from.
 _DERIVED = "degree_ordered"  # and its partial folders, degree_ordered.partial-<pid>
 #: fewest keys per merge buffer (sets the fan-in of a merge for a budget); tests lower it

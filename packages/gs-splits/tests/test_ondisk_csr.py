@@ -19,8 +19,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gs_splits import as_csr_graph, convert_edges, ondisk, open_ondisk
+from gs_splits import as_csr_graph
 from gs_splits.cli import main
+from gs_splits.ondisk import convert_edges, open_ondisk
+from gs_splits.ondisk import csr as ondisk
+
+pytestmark = pytest.mark.slow  # out-of-core: `nox -s tests-gs_splits-slow` runs these
 
 TINY = "64K"
 

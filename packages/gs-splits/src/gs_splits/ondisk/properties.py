@@ -47,7 +47,7 @@ from gs_splits import _kernels
 from gs_splits._atomic import atomic_write
 from gs_splits._kernels import _jit, _twin
 from gs_splits.graph import CSRGraph
-from gs_splits.ondisk import (
+from gs_splits.ondisk.csr import (
     FORMAT,
     FORMAT_VERSION,
     OnDiskCSR,
@@ -81,7 +81,7 @@ log = logging.getLogger(__name__)
 
 DO_FORMAT = "gs-splits degree-ordered"
 DO_VERSION = 1
-DO_FOLDER = "degree_ordered"  # listed in gs_splits.ondisk._DERIVED (a CSR folder may hold it)
+DO_FOLDER = "degree_ordered"  # listed in gs_splits.ondisk.csr._DERIVED (a CSR folder may hold it)
 
 
 # --------------------------------------------------------------------------- file helpers
@@ -162,7 +162,7 @@ def _as_ondisk(graph: Any) -> OnDiskCSR:
         return graph
     if isinstance(graph, (str, os.PathLike)):
         return open_ondisk(graph)
-    raise TypeError(f"expected an OnDiskCSR (gs_splits.open_ondisk) or its folder, got {type(graph).__name__}")
+    raise TypeError(f"expected an OnDiskCSR (gs_splits.ondisk.open_ondisk) or its folder, got {type(graph).__name__}")
 
 
 # --------------------------------------------------------------------------- degree-ordered copy
@@ -628,7 +628,7 @@ def choose_path(num_nodes: int, nnz: int, memory: int | str | None = None, path:
 
 def save_ondisk(g: CSRGraph, folder: str | os.PathLike | None = None) -> OnDiskCSR:
     """Write an in-memory :class:`~gs_splits.CSRGraph` as an on-disk CSR folder (the format of
-    :func:`gs_splits.convert_edges`; a fresh temporary folder when ``folder`` is None)."""
+    :func:`gs_splits.ondisk.convert_edges`; a fresh temporary folder when ``folder`` is None)."""
     out = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="gs-splits-csr-"))
     out.mkdir(parents=True, exist_ok=True)
     _write_npy(out / "indptr.npy", g.indptr.astype(np.int64, copy=False))
