@@ -49,8 +49,8 @@ def test_list_suite_shows_each_setting_with_the_profiles_value_and_its_source(ca
     assert "accepted induced, masks" in block and "pretrain_gnn_domain.py" in block
     # values as --set and a suite file write them (TOML), None as "unset" (--unset KEY)
     assert "\ntest_graphs = unset\n" in text and not [x for x in text.splitlines() if " = '" in x]
-    assert main(["list", "lebed"]) == 0  # demo: 1 noise level, the default 20 beside it
-    assert "noise_levels = 1\n    default 20" in capsys.readouterr().out
+    assert main(["list", "lebed"]) == 0  # demo: 2 noise levels, the default 20 beside it
+    assert "noise_levels = 2\n    default 20" in capsys.readouterr().out
 
 
 def test_list_of_an_unknown_suite_is_one_line_and_exit_2(capsys):

@@ -4,7 +4,7 @@ report that renders its Markdown (no literal ``**``) with its figures embedded, 
 parsing and, where a Chromium is available, in headless Chromium.
 
 The demo runs once for the module, as ``gs-bench demo`` in a subprocess, with every suite's
-``max_epochs`` cut to 2 and LeBed scoring 6 of its 16 test graphs (3 per shard: a shard
+``max_epochs`` cut to 2 and LeBed scoring 6 of its 32 test graphs (3 per shard: a shard
 correlates its own) with at most 2 re-training steps (the only changes from the shipped
 demo: same suites, jobs, datasets, tables and figures).
 """
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.slow
 _DEMO = '''
 import sys
 
-#: the only change from the shipped demo: shorter training (and 6 of LeBed's 16 test graphs)
+#: the only change from the shipped demo: shorter training (and 6 of LeBed's 32 test graphs)
 SHORT = {"lebed": {"max_epochs": 100, "test_graphs": 6, "lebed_max_steps": 2, "lebed_min_steps": 1}}
 
 
