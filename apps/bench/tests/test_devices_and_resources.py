@@ -172,7 +172,7 @@ def test_shipped_suites_load_with_their_resources():
 _ONE_JOB = {
     "structural-shifts": ({"method": ["erm"]}, {"max_epochs": 2}),
     "edgewise": ({"model": ["gcn"]}, {"max_epochs": 2}),
-    "lebed": ({}, {"max_epochs": 2, "noise_levels": 1, "mask_levels": 1, "test_graphs": 3,
+    "lebed": ({}, {"max_epochs": 2, "noise_levels": 1, "mask_levels": 1, "test_graphs": 6,
                    "lebed_max_steps": 2, "lebed_min_steps": 0}),
     "gess": ({"algorithm": ["erm"]}, {"max_epochs": 1}),
 }

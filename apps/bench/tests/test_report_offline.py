@@ -256,3 +256,32 @@ def test_report_out_elsewhere_still_draws_the_split_pictures_of_the_run(finished
         name = f"split_synthetic-default_{strategy}_graph.png"
         assert (dest / name).is_file() and f"]({name})" in text
     assert "not drawn" not in text
+
+
+def test_edgewise_report_names_an_under_confident_model_and_leaves_a_calibrated_one_alone():
+    """A SYNTHETIC record whose confidences sit 30 points under its accuracy gets the sentence
+    (with the paper's GAT values beside it); one within 10 points gets none."""
+    from gs_bench.runners.edgewise import report as ew
+
+    def rec(model, conf, acc):
+        node = {"confidence": [conf, float("nan")], "count": [100, 0], "accuracy": [acc, float("nan")]}
+        return {"job": {"params": {"dataset": "toy", "model": model}},
+                "metrics": {"node_acc": acc, "reliability": {"node": node}}}
+
+    assert ew.mean_confidence(rec("gat", 0.5, 0.8)) == pytest.approx(50.0)
+    note = ew._confidence_note({("toy", "gat"): [rec("gat", 0.5, 0.8)], ("toy", "gcn"): [rec("gcn", 0.75, 0.8)]})
+    assert "GAT on toy is under-confident: mean confidence 50.0 % against a nodewise accuracy of 80.0 %" in note
+    assert "GCN" not in note.split("GAT 15.27")[0] and "Table 1, nodewise ECE" in note
+    assert "over-confident" in ew._confidence_note({("toy", "gcn"): [rec("gcn", 0.95, 0.6)]})
+
+
+def test_lebed_report_explains_baselines_that_are_all_negative_only_then():
+    from gs_bench.runners.lebed import report as lb
+
+    rows = [[lb.LABELS[k], "-0.40 (n=1)", "—", "0.1", "—"] for k in lb.BASELINES]
+    rows.append([lb.LABELS["lebed"], "0.50 (n=1)", "—", "0.2", "—"])
+    note = lb._negative_baselines_note(rows, ["gcn"], "feature")
+    assert "Every baseline's ρ is below 0 here: not a sign error" in note and "ConfScore -0.46" in note
+    rows[0][1] = "0.10 (n=1)"
+    assert lb._negative_baselines_note(rows, ["gcn"], "feature") == ""
+    assert lb._negative_baselines_note(rows, ["gcn"], "domain") == ""
