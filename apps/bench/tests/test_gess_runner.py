@@ -566,6 +566,22 @@ def test_track_signal_min_pt_reaches_the_simulation_config_and_the_fingerprint()
             gess.Settings(track_signal_min_pt_gev=bad)
 
 
+def test_track_signal_event_reaches_the_simulation_config_and_the_fingerprint():
+    """``track_signal_event`` (ours, issue 53): 'decay' gives a ``TrackSimConfig`` whose signal
+    events carry their muons only, beside the pT threshold when both are set; the data
+    fingerprint names it; any other value is refused by name."""
+    from gs_bench.runners.gess.data import track_sim_config
+
+    cfg = track_sim_config({"track_signal_event": "decay", "track_signal_min_pt_gev": 1.0})
+    assert (cfg.signal_event, cfg.signal_min_pt_gev) == ("decay", 1.0)
+    assert track_sim_config({"track_signal_event": "decay"}).signal_min_pt_gev is None
+    base = gess.fingerprint("track-signal-tau3mu", {"track_sizes": "ci"})
+    decay = gess.fingerprint("track-signal-tau3mu", {"track_sizes": "ci", "track_signal_event": "decay"})
+    assert base != decay and "signal event 'decay'" in decay
+    with pytest.raises(ValueError, match="track_signal_event must be 'hard', 'decay' or unset"):
+        gess.Settings(track_signal_event="muons")
+
+
 def test_precise_norm_statistics_reach_every_job_from_the_suite():
     from gs_bench.suites import load_suite
 

@@ -250,6 +250,17 @@ def test_generate_events_validates_input(tmp_path):
     for bad in (-1, True, "1"):
         with pytest.raises(ValueError, match="signal_min_pt_gev"):
             TrackSimConfig(signal_min_pt_gev=bad)
+    # what a signal event carries (issue 53): "hard" (the default) keeps the key of before,
+    # "decay" has its own for the signal samples and none for the background one
+    assert "signal_event" not in TrackSimConfig().to_dict()
+    assert TrackSimConfig(signal_event="hard").digest() == TrackSimConfig().digest()
+    decay = TrackSimConfig(signal_event="decay")
+    assert decay.to_dict()["signal_event"] == "decay"
+    assert decay.digest() != TrackSimConfig().digest()
+    assert decay.for_process("tau3mu").digest() == decay.digest()
+    assert decay.for_process("bkg").digest() == TrackSimConfig().digest()
+    with pytest.raises(ValueError, match="signal_event must be one of 'hard', 'decay'"):
+        TrackSimConfig(signal_event="muons")
     assert set(PROCESSES) == {
         "bkg",
         "zmumu",

@@ -275,3 +275,22 @@ def test_signal_min_pt_keeps_only_decays_whose_muons_all_pass(cache):
         sig = parts["p_signal"] == 1
         assert sig.sum() == 3
         assert np.all(np.hypot(parts["p_px"][sig], parts["p_py"][sig]) >= 1.0)
+
+
+def test_signal_event_decay_keeps_of_the_hard_event_only_its_muons(cache):
+    """``TrackSimConfig(signal_event="decay")``: the same hard events (the same seeds, the same
+    accepted decays) as the default, but a signal event carries of its hard interaction only
+    the signal muons; the default keeps the hard event's other charged particles, so it has
+    more particles than the decay-only event (its pileup drawn alike)."""
+    hard_cfg = TrackSimConfig()
+    decay_cfg = TrackSimConfig(signal_event="decay")
+    hard = generate_events("zmumu", 0, 3, seed=13, cache_dir=cache, config=hard_cfg)
+    decay = generate_events("zmumu", 0, 3, seed=13, cache_dir=cache, config=decay_cfg)
+    for i in range(3):
+        ph, pd = hard.event_particles(i), decay.event_particles(i)
+        # pileup 0: the decay-only event holds its two muons and nothing else
+        assert pd["p_signal"].tolist() == [1, 1]
+        assert np.all(np.abs(pd["p_pdg"]) == 13)
+        assert (ph["p_signal"] == 1).sum() == 2 and len(ph["p_signal"]) > 2
+        # the same muons: the same hard event and decay were generated
+        np.testing.assert_allclose(np.sort(pd["p_px"]), np.sort(ph["p_px"][ph["p_signal"] == 1]))

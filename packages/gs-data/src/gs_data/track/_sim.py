@@ -184,13 +184,15 @@ class EventSimulator:
     def _particles(self, ev, signal: set[int], vertex: np.ndarray) -> list[tuple]:
         """Charged final-state particles passed to Fatras: (pdg, q, m, p3, x4, is_signal)."""
         min_pt, max_eta = self.config.min_pt_gev, self.config.max_abs_eta
+        # signal_event = "decay": of the hard event only its signal muons (pileup has no signal)
+        decay_only = bool(signal) and self.config.signal_event == "decay"
         out = []
         for i in range(ev.size()):
             p = ev[i]
             if not p.isFinal() or not p.isCharged():
                 continue
             is_sig = i in signal
-            if not is_sig and (p.pT() < min_pt or abs(p.eta()) > max_eta):
+            if not is_sig and (decay_only or p.pT() < min_pt or abs(p.eta()) > max_eta):
                 continue
             # production inside the beam pipe (as the ACTS examples select): decay products of
             # long-lived hadrons made far out (PYTHIA decays every hadron) are dropped

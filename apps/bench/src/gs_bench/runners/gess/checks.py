@@ -67,6 +67,8 @@ def fingerprint(name: str, settings: Settings | Mapping[str, Any]) -> str:
         extra = f" track {st.track_sizes} seed {st.track_seed}"
         if st.track_signal_min_pt_gev is not None:
             extra += f" signal pT >= {st.track_signal_min_pt_gev} GeV"
+        if st.track_signal_event is not None:
+            extra += f" signal event {st.track_signal_event!r}"
     elif case.family == "moleculeace" and st.targets:
         extra = " targets " + ",".join(st.targets)
     path = data_file(name, st)

@@ -191,6 +191,8 @@ def ours_not_gess(records: Sequence[dict[str, Any]]) -> str:
             parts.append(f"trained on {st.train_events} of the training events")
         if st.track_signal_min_pt_gev is not None:
             parts.append(f"signal muons with pT >= {st.track_signal_min_pt_gev} GeV")
+        if st.track_signal_event == "decay":
+            parts.append("signal events: the signal muons only, no other particle of their hard event")
     return f" Not GeSS's protocol (ours): {'; '.join(sorted(set(parts)))}." if parts else ""
 
 

@@ -220,6 +220,12 @@ class Settings(TypedSettings):
         doc="Track simulation: a signal decay is kept only if each of its muons has this pT (GeV), "
         "the threshold of the other particles (gs_data TrackSimConfig.signal_min_pt_gev); 1 gives "
         "GeSS table 5's tau -> 3 mu track radius")
+    track_signal_event: str | None = setting(
+        None, cite=_OURS + "'hard': the hard event's charged particles with the signal)",
+        allowed="'hard', 'decay' or unset",
+        doc="Track simulation: what a signal event's hard interaction adds to its pileup, every "
+        "charged particle of it ('hard') or the signal muons only ('decay', a reading of GeSS's "
+        "'signal particles plus backgrounds'; gs_data TrackSimConfig.signal_event)")
     track_max_epochs: int | None = setting(
         None, cite=_OURS + "max_epochs)", allowed="> 0 or unset",
         doc="epochs of the Track jobs (all levels; the TL fine-tuning too)")
@@ -285,6 +291,8 @@ class Settings(TypedSettings):
         v = self.track_signal_min_pt_gev
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
             raise ValueError(f"track_signal_min_pt_gev must be a number >= 0 or unset, got {v!r}")
+        if self.track_signal_event not in (None, "hard", "decay"):
+            raise ValueError(f"track_signal_event must be 'hard', 'decay' or unset, got {self.track_signal_event!r}")
         if (self.track_edge_features, self.track_pt_norm, self.track_pt_delta) != (None, None, None):
             from gs_models.configs import EDGE_FEATURES, NORMS, PT_DELTAS  # torch-free
 
@@ -413,10 +421,16 @@ def method_params(name: str, algorithm: str,
 
 def track_sim_config(settings: Settings | Mapping[str, Any]):
     """The gs-data ``TrackSimConfig`` of the suite's Track settings: gs-data's defaults, with
-    ``track_signal_min_pt_gev`` when set (``None``: the defaults, the caches of before)."""
+    ``track_signal_min_pt_gev`` and ``track_signal_event`` when set (both unset: ``None``, the
+    defaults, the caches of before)."""
     st = Settings.from_mapping(settings)
-    if st.track_signal_min_pt_gev is None:
+    if st.track_signal_min_pt_gev is None and st.track_signal_event is None:
         return None
     from gs_data.track import TrackSimConfig
 
-    return TrackSimConfig(signal_min_pt_gev=float(st.track_signal_min_pt_gev))
+    kw: dict[str, Any] = {}
+    if st.track_signal_min_pt_gev is not None:
+        kw["signal_min_pt_gev"] = float(st.track_signal_min_pt_gev)
+    if st.track_signal_event is not None:
+        kw["signal_event"] = st.track_signal_event
+    return TrackSimConfig(**kw)
