@@ -86,7 +86,7 @@ KEY_DIGESTS = {
     ("edgewise", "ci"): "6549b0a4034d2d78",
     ("edgewise", "paper"): "089792125975143a",
     ("edgewise", "full"): "089792125975143a",
-    ("lebed", "demo"): "2f55a603741cb7c7",
+    ("lebed", "demo"): "0c9c747e4a319c28",
     ("lebed", "ci"): "57d26511a75b182c",
     ("lebed", "paper"): "3013977c188af854",
     ("lebed", "full"): "3013977c188af854",
