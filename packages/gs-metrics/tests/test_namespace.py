@@ -6,7 +6,7 @@ import importlib
 
 import gs_metrics
 
-MODULES = ("accumulate", "baselines", "calibration", "detection", "detectors",
+MODULES = ("accumulate", "baselines", "calibration", "conformal", "detection", "detectors",
            "edgewise", "label_free", "reliability", "task")
 
 
