@@ -182,7 +182,8 @@ def mahalanobis_score(embeddings: Any, train_embeddings: Any, train_labels: Any)
     ``train_embeddings`` / ``train_labels`` (:func:`fit_mahalanobis`).
 
     The paper's score without its input pre-processing and feature ensemble (both need the
-    model: gs-algos). The authors' code scores ``-0.5`` times the distance, which ranks the same.
+    model: gs-algos). GNNSafe's Mahalanobis baseline (``GNNSafe/baselines.py``, after Lee et al.'s
+    code) scores ``-0.5`` times the distance, which ranks the same.
     Higher = more in-distribution.
     """
     return fit_mahalanobis(train_embeddings, train_labels).score(embeddings)
