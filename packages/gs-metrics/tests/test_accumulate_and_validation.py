@@ -155,7 +155,8 @@ def test_probability_tolerance_is_configurable():
 
 def test_package_imports_without_torch():
     code = (
-        "import sys, gs_metrics, gs_metrics.accumulate, gs_metrics.reliability, gs_metrics.label_free;"
+        "import sys, gs_metrics, gs_metrics.accumulate, gs_metrics.reliability, gs_metrics.label_free,"
+        " gs_metrics.detectors, gs_metrics.conformal;"
         "bad = [m for m in sys.modules if m == 'torch' or m.startswith('torch.')];"
         "assert not bad, bad; print('ok')"
     )

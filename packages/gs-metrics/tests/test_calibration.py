@@ -238,3 +238,80 @@ def test_calibration_error_passes_every_bin_option_to_reliability_bins():
     assert gm.calibration_error(confidences=conf, correct=corr) == gm.calibration_error(p, y)
     with pytest.raises(TypeError, match="n_binz"):
         gm.calibration_error(p, y, n_binz=3)
+
+
+# ECE edge cases that break other implementations (torchmetrics issue #3510: a confidence of
+# exactly 1.0 lands in an extra, phantom (m+1)-th bin there). Worked by hand, no reference
+# library needed (netcal imports torch, so it cannot serve without it).
+
+
+@pytest.mark.parametrize("bin_rule", ["paper", "floor"])
+def test_ece_confidence_one_falls_in_the_last_bin_not_a_phantom_one(bin_rule):
+    conf = np.array([1.0, 1.0, 0.95, 0.5])
+    correct = np.array([1, 0, 1, 1])
+    bins = gm.reliability_bins(confidences=conf, correct=correct, n_bins=10, bin_rule=bin_rule)
+    assert bins.counts.shape == (10,) and bins.edges.shape == (11,)  # m bins, no extra one
+    # 0.5 -> bin 5 of 10 ((0.4, 0.5], index 4; "floor": [0.5, 0.6), index 5); 0.95 and both
+    # 1.0 -> the last bin (0.9, 1]
+    expected = [0, 0, 0, 0, 1, 0, 0, 0, 0, 3] if bin_rule == "paper" else [0] * 5 + [1, 0, 0, 0, 3]
+    assert bins.counts.tolist() == expected
+    assert bins.accuracy[9] == pytest.approx(2 / 3)
+    assert bins.confidence[9] == pytest.approx(2.95 / 3)
+    # ECE = 3/4 |2/3 - 2.95/3| + 1/4 |1 - 0.5| = 3/4 * 0.95/3 + 0.125 = 0.2375 + 0.125
+    ece = gm.expected_calibration_error(
+        confidences=conf, correct=correct, n_bins=10, bin_rule=bin_rule
+    )
+    assert ece == pytest.approx(0.3625, abs=1e-12)
+
+
+def test_ece_confidence_zero_falls_in_the_first_bin():
+    conf = np.array([0.0, 0.05, 0.3])
+    correct = np.array([0, 0, 1])
+    bins = gm.reliability_bins(confidences=conf, correct=correct, n_bins=10)
+    # 0 and 0.05 -> bin 1 ([0, 0.1]); 0.3 -> bin 3 ((0.2, 0.3])
+    assert bins.counts.tolist() == [2, 0, 1, 0, 0, 0, 0, 0, 0, 0]
+    assert bins.confidence[0] == pytest.approx(0.025)
+    # ECE = 2/3 |0 - 0.025| + 1/3 |1 - 0.3| = 0.05/3 + 0.7/3 = 0.25
+    ece = gm.expected_calibration_error(confidences=conf, correct=correct, n_bins=10)
+    assert ece == pytest.approx(0.25, abs=1e-12)
+    assert gm.bin_indices(np.array([0.0]), 10, "floor")[0] == 0
+
+
+def test_ece_empty_bins_are_nan_and_left_out():
+    conf = np.array([1.0, 1.0, 0.95, 0.5])
+    correct = np.array([1, 0, 1, 1])
+    for binning, n_bins in (("width", 10), ("mass", 6)):
+        bins = gm.reliability_bins(confidences=conf, correct=correct, n_bins=n_bins, binning=binning)
+        empty = bins.counts == 0
+        assert empty.any(), binning
+        assert np.isnan(bins.accuracy[empty]).all() and np.isnan(bins.confidence[empty]).all()
+        assert not np.isnan(bins.accuracy[~empty]).any()
+        assert np.isfinite(bins.error("l1")) and np.isfinite(bins.error("max"))
+    # width: MCE over the two non-empty bins only: max(0.95/3, 0.5) = 0.5
+    mce = gm.maximum_calibration_error(confidences=conf, correct=correct, n_bins=10)
+    assert mce == pytest.approx(0.5)
+    # mass, 6 bins for 4 samples: ranks 0..3 go to bins floor(r * 6 / 4) = 0, 1, 3, 4: every
+    # sample alone, ECE = 1/4 (|1 - 0.5| + |1 - 0.95| + |1 - 1| + |0 - 1|) (sorted 0.5, 0.95,
+    # then the two 1.0 in position order: correct 1, then 0)
+    bins = gm.reliability_bins(confidences=conf, correct=correct, n_bins=6, binning="mass")
+    assert bins.counts.tolist() == [1, 1, 0, 1, 1, 0]
+    assert bins.error() == pytest.approx((0.5 + 0.05 + 0.0 + 1.0) / 4)
+    # nothing evaluated: NaN with a warning, as every empty evaluated set
+    with pytest.warns(gm.EmptyEvaluationWarning):
+        assert np.isnan(gm.expected_calibration_error(confidences=[], correct=[]))
+
+
+def test_equal_mass_ece_worked_example():
+    conf = np.array([0.9, 0.2, 0.6, 0.8, 0.4, 1.0])
+    correct = np.array([1, 0, 1, 0, 0, 1])
+    # sorted: 0.2 (0), 0.4 (0) | 0.6 (1), 0.8 (0) | 0.9 (1), 1.0 (1): three bins of two
+    # gaps: |0 - 0.3| = 0.3, |0.5 - 0.7| = 0.2, |1 - 0.95| = 0.05 -> ECE = 0.55 / 3
+    bins = gm.reliability_bins(confidences=conf, correct=correct, n_bins=3, binning="mass")
+    assert bins.counts.tolist() == [2, 2, 2]
+    assert bins.edges.tolist() == [0.2, 0.6, 0.9, 1.0]  # 1.0 is the last edge and in the last bin
+    ece = gm.expected_calibration_error(confidences=conf, correct=correct, n_bins=3, binning="mass")
+    assert ece == pytest.approx(0.55 / 3, abs=1e-12)
+    # equal width on the same data: (0, 1/3] {0.2}, (1/3, 2/3] {0.4, 0.6}, (2/3, 1] {0.8, 0.9, 1}
+    # ECE = 1/6 |0 - 0.2| + 2/6 |0.5 - 0.5| + 3/6 |2/3 - 0.9| = 0.2/6 + 0.7/6 = 0.15
+    width = gm.expected_calibration_error(confidences=conf, correct=correct, n_bins=3)
+    assert width == pytest.approx(0.15, abs=1e-12)

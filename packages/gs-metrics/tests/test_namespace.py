@@ -6,8 +6,8 @@ import importlib
 
 import gs_metrics
 
-MODULES = ("accumulate", "baselines", "calibration", "detection", "edgewise", "label_free",
-           "reliability", "task")
+MODULES = ("accumulate", "baselines", "calibration", "conformal", "detection", "detectors",
+           "edgewise", "label_free", "reliability", "task")
 
 
 def test_every_exported_name_resolves_once():

@@ -1,5 +1,5 @@
-"""gs_metrics: calibration, detection, task metrics, trivial baselines and label-free evaluation
-for graph models.
+"""gs_metrics: calibration, detection, OOD detector scores, conformal prediction sets, task
+metrics, trivial baselines and label-free evaluation for graph models.
 
 Everything here is torch-free (numpy/scipy/scikit-learn); torch tensors are accepted by duck
 typing. LeBed's score functions live in :mod:`gs_metrics.lebed` (torch-free too; the
@@ -11,7 +11,9 @@ from gs_metrics import (
     accumulate,
     baselines,
     calibration,
+    conformal,
     detection,
+    detectors,
     edgewise,
     label_free,
     reliability,
@@ -25,7 +27,9 @@ from gs_metrics._validation import EmptyEvaluationWarning
 from gs_metrics.accumulate import *  # noqa: F403
 from gs_metrics.baselines import *  # noqa: F403
 from gs_metrics.calibration import *  # noqa: F403
+from gs_metrics.conformal import *  # noqa: F403
 from gs_metrics.detection import *  # noqa: F403
+from gs_metrics.detectors import *  # noqa: F403
 from gs_metrics.edgewise import *  # noqa: F403
 from gs_metrics.label_free import *  # noqa: F403
 from gs_metrics.registry import (
@@ -45,7 +49,9 @@ __all__ = [
     *accumulate.__all__,
     *baselines.__all__,
     *calibration.__all__,
+    *conformal.__all__,
     *detection.__all__,
+    *detectors.__all__,
     *edgewise.__all__,
     *label_free.__all__,
     "TASK_METRICS",

@@ -207,3 +207,64 @@ def check_confidences(conf: Any, name: str = "confidences", n: int | None = None
     if c.size and (c.min() < 0 or c.max() > 1):
         raise ValueError(f"{name} must lie in [0, 1]; got values in [{c.min()}, {c.max()}]")
     return c
+
+
+def check_edge_index(edge_index: Any, num_nodes: int) -> np.ndarray:
+    """Validate a PyG ``edge_index`` of shape ``(2, E)`` with node indices in ``[0, num_nodes)``;
+    returns int64."""
+    ei = to_numpy(edge_index, "edge_index")
+    if ei.ndim != 2 or ei.shape[0] != 2:
+        raise ValueError(
+            f"edge_index must have shape (2, num_edges) (PyG convention), got shape {ei.shape}"
+        )
+    if not np.issubdtype(ei.dtype, np.integer):
+        raise TypeError(f"edge_index must hold integer node indices, got dtype {ei.dtype}")
+    if ei.shape[1] and (ei.min() < 0 or ei.max() >= num_nodes):
+        raise ValueError(
+            f"edge_index must hold node indices in [0, {num_nodes}) (the number of nodes); "
+            f"got values in [{ei.min()}, {ei.max()}]"
+        )
+    return ei.astype(np.int64, copy=False)
+
+
+def check_matrix(x: Any, name: str, what: str = "(n, num_classes)") -> np.ndarray:
+    """Validate a finite, real 2-D array (logits, embeddings, scores of shape ``what``); float64."""
+    a = to_numpy(x, name)
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array of shape {what}, got shape {a.shape}")
+    if not (np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_) or np.iscomplexobj(a):
+        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
+    a = a.astype(np.float64, copy=False)
+    if a.size and not np.isfinite(a).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return a
+
+
+def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
+    """A finite real number ``> 0`` (or ``>= 0`` with ``allow_zero``), as a float."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not ok or not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
+    return float(value)
+
+
+def check_unit_interval(value: Any, name: str, *, closed: bool = False) -> float:
+    """A real number in ``(0, 1)`` (or ``[0, 1]`` with ``closed``), as a float."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    inside = ok and (0 <= value <= 1 if closed else 0 < value < 1)
+    if not inside:
+        interval = "[0, 1]" if closed else "(0, 1)"
+        raise ValueError(f"{name} must be a number in {interval}, got {value!r}")
+    return float(value)
+
+
+def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
+    """A ``numpy.random.Generator`` from a Generator or an integer seed (no global state)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0:
+        return np.random.default_rng(int(rng))
+    raise TypeError(
+        f"{name} must be a numpy.random.Generator or a non-negative integer seed, got {rng!r}"
+    )

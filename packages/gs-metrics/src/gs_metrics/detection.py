@@ -34,6 +34,7 @@ __all__ = [
     "ensemble_uncertainty",
     "entropy",
     "fpr_at_tpr",
+    "id_positive_detection_metrics",
     "max_prob_uncertainty",
     "misclassification_auroc",
     "ood_detection_metrics",
@@ -166,6 +167,61 @@ def ood_detection_metrics(uncertainty: Any, is_ood: Any) -> OODDetectionMetrics:
     if bad is not None:
         return OODDetectionMetrics(auroc=bad, aupr=bad, fpr95=bad)
     return OODDetectionMetrics(auroc=_auroc(s, t), aupr=_aupr(s, t), fpr95=_fpr_at_tpr(s, t, 0.95))
+
+
+def _fpr_at_nearest_tpr(s: np.ndarray, t: np.ndarray, tpr: float) -> float:
+    """FPR at the threshold whose TPR is nearest to ``tpr`` (ties: the lower threshold)."""
+    tp, fp = _sorted_counts(s, t)
+    tprs = tp / tp[-1]
+    last = int(np.searchsorted(tp, tp[-1], side="left"))  # first threshold with TPR = 1
+    gap = np.abs(tprs[: last + 1] - tpr)
+    k = last - int(np.argmin(gap[::-1]))  # argmin takes the first: scan from the low end
+    return float(fp[k] / fp[-1])
+
+
+def id_positive_detection_metrics(
+    scores: Any, is_ood: Any, *, tpr: float = 0.95, fpr_rule: str = "nearest"
+) -> OODDetectionMetrics:
+    """AUROC, AUPR and FPR at 95% TPR with the **in-distribution class as positive** and an
+    ID score (higher = more in-distribution, e.g. :func:`gs_metrics.energy_score`), as GNNSafe
+    evaluates (``GNNSafe/data_utils.py``, ``get_measures(ID scores, OOD scores)``, after
+    Hendrycks et al.'s outlier-exposure code):
+
+    * ``auroc``: ``roc_auc_score(ID = 1, score)``; the same number as the OOD-positive AUROC
+      of the negated score.
+    * ``aupr``: ``average_precision_score(ID = 1, score)``, i.e. **AUPR-In** (it differs from
+      the OOD-positive AUPR of :func:`ood_detection_metrics`).
+    * ``fpr95``: the fraction of OOD samples scored at or above the threshold that keeps a TPR
+      (recall of the ID samples) of ``tpr``. ``fpr_rule="nearest"`` (default, GNNSafe's
+      ``fpr_and_fdr_at_recall``): the threshold whose TPR is *nearest* to ``tpr``, searched
+      from the highest threshold down to the first reaching TPR 1; equal distances go to the
+      lower threshold (the larger FPR). ``"first"``: the highest threshold whose TPR reaches
+      ``tpr`` (as :func:`fpr_at_tpr`). The rules differ when the TPR nearest ``tpr`` lies
+      below it.
+
+    Parameters
+    ----------
+    scores : array-like, shape (n,)
+        ID scores, higher = more in-distribution.
+    is_ood : array-like of bool/0-1, shape (n,)
+        True for the OOD samples (the negatives here).
+
+    A one-class or empty ``is_ood`` gives NaN for all three with one
+    :class:`~gs_metrics.EmptyEvaluationWarning`.
+    """
+    if not 0.0 < tpr <= 1.0:
+        raise ValueError(f"tpr must lie in (0, 1], got {tpr!r}")
+    if fpr_rule not in ("nearest", "first"):
+        raise ValueError(
+            "fpr_rule must be 'nearest' (GNNSafe: the TPR nearest to tpr) or 'first' (the "
+            f"first threshold reaching tpr), got {fpr_rule!r}"
+        )
+    s, t, bad = _binary_inputs(scores, is_ood, "is_ood", "scores")
+    if bad is not None:
+        return OODDetectionMetrics(auroc=bad, aupr=bad, fpr95=bad)
+    pos = ~t
+    fpr = _fpr_at_nearest_tpr(s, pos, tpr) if fpr_rule == "nearest" else _fpr_at_tpr(s, pos, tpr)
+    return OODDetectionMetrics(auroc=_auroc(s, pos), aupr=_aupr(s, pos), fpr95=fpr)
 
 
 def misclassification_auroc(uncertainty: Any, is_error: Any) -> float:

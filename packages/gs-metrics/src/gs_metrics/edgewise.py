@@ -32,6 +32,7 @@ import numpy as np
 
 from gs_metrics._validation import (
     PROB_ATOL,
+    check_edge_index,
     check_labels,
     check_labels_and_mask,
     check_mask,
@@ -98,22 +99,6 @@ class EvaluatedEdges:
         return int(self.lo.shape[0])
 
 
-def _check_edge_index(edge_index: Any, num_nodes: int) -> np.ndarray:
-    ei = to_numpy(edge_index, "edge_index")
-    if ei.ndim != 2 or ei.shape[0] != 2:
-        raise ValueError(
-            f"edge_index must have shape (2, num_edges) (PyG convention), got shape {ei.shape}"
-        )
-    if not np.issubdtype(ei.dtype, np.integer):
-        raise TypeError(f"edge_index must hold integer node indices, got dtype {ei.dtype}")
-    if ei.shape[1] and (ei.min() < 0 or ei.max() >= num_nodes):
-        raise ValueError(
-            f"edge_index must hold node indices in [0, {num_nodes}) (the number of nodes); "
-            f"got values in [{ei.min()}, {ei.max()}]"
-        )
-    return ei.astype(np.int64, copy=False)
-
-
 def evaluated_edges(
     edge_index: Any, num_nodes: int, mask: Any = None, *, return_index: bool = False
 ) -> EvaluatedEdges:
@@ -134,7 +119,7 @@ def evaluated_edges(
     if isinstance(num_nodes, bool) or not isinstance(num_nodes, (int, np.integer)) or num_nodes < 0:
         raise ValueError(f"num_nodes must be a non-negative integer, got {num_nodes!r}")
     n = int(num_nodes)
-    ei = _check_edge_index(edge_index, n)
+    ei = check_edge_index(edge_index, n)
     m = check_mask(mask, n)
     src, dst = ei[0], ei[1]
     keep = m[src]
