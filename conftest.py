@@ -17,6 +17,8 @@
   (this file is the rootdir's conftest). ``isolated_cache_root()`` says where it is.
 * ``modules_after``: the modules a fresh Python process has loaded after running some code
   (the lazy-import and light-module tests of every package ask it what an import pulled in).
+* ``module_getattrs``: the module-level PEP 562 ``__getattr__`` / ``__dir__`` of a package's
+  modules (issue 57: the packages' namespace tests assert there are none).
 * ``mutual_information_reference``: the Dirichlet's mutual information (total minus expected
   entropy) computed with mpmath at 60 digits, the independent reference of gs-metrics'
   ``dirichlet_uncertainty`` and gs-algos' tensor version (skips where mpmath is absent).
@@ -215,6 +217,24 @@ def _modules_after(code: str) -> set[str]:
 def modules_after():
     """``modules_after(code) -> set of module names`` loaded by a fresh interpreter that ran ``code``."""
     return _modules_after
+
+
+def _module_getattrs(package: Path) -> list[str]:
+    import ast
+
+    found = []
+    for path in sorted(Path(package).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [f"{path.relative_to(package)}: {node.name}" for node in tree.body
+                  if isinstance(node, ast.FunctionDef) and node.name in ("__getattr__", "__dir__")]
+    return found
+
+
+@pytest.fixture(scope="session")
+def module_getattrs():
+    """``module_getattrs(package_dir) -> ["path: __getattr__", ...]``: the module-level PEP 562
+    hooks under ``package_dir``, which would hide what an import costs."""
+    return _module_getattrs
 
 
 def _mutual_information_mpmath(alpha) -> float:

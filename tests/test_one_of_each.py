@@ -7,7 +7,7 @@ and fails naming the file and what was found, so a second copy cannot come back 
   of each layer (docs/architecture.md, "One of each");
 * fingerprints: content (arrays, files) is hashed only by ``gs_data.fingerprint`` (and, in
   the bottom layer that cannot import it, ``gs_splits.CSRGraph.fingerprint``);
-* samplers: one neighbour sampler, ``gs_models.sample_neighbors``;
+* samplers: one neighbour sampler, ``gs_models.sampling.sample_neighbors``;
 * uncertainty measures: computed only in gs-metrics; the torch wrappers convert and call it;
 * the edgewise GCN config (and any other model config literal) is written once;
 * reliability plots: drawn only by ``gs_metrics.plot_reliability_diagram``, never with a
@@ -241,8 +241,9 @@ def test_the_shared_pieces_are_the_same_objects():
     """The names kept for compatibility are the one implementation, not copies."""
     import gs_algos
     import gs_models
+    import gs_models.sampling
     from gs_models.configs import EDGEWISE_GCN, EPFGNNConfig, GMNNConfig
 
-    assert gs_algos.sample_neighbors is gs_models.sample_neighbors
+    assert gs_algos.sample_neighbors is gs_models.sampling.sample_neighbors
     assert gs_models.preset("edgewise-gcn") is EDGEWISE_GCN
     assert GMNNConfig().q is EDGEWISE_GCN and EPFGNNConfig().backbone is EDGEWISE_GCN

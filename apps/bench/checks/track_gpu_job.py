@@ -73,7 +73,7 @@ def load_parts(path: str, knn_k: int, device: str = "cpu", coords: str = "unit",
     from torch_geometric.data import Data
 
     from gs_bench.runners.gess import _unit_coordinates
-    from gs_models import knn_graph
+    from gs_models.knn import knn_graph
 
     z = np.load(path)
     meta = json.loads(bytes(z["meta"]).decode())

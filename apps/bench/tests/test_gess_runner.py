@@ -536,7 +536,8 @@ def test_track_epochs_and_edge_features_apply_to_the_track_jobs_only():
                     "pt_delta": "edge_mlp"}
     for backbone in ("egnn", "dgcnn", None):
         assert "pt_delta" not in gess.model_overrides(track, st, backbone)
-    from gs_models import PointCloudConfig, PointTransformer
+    from gs_models import PointCloudConfig
+    from gs_models.pointcloud import PointTransformer
 
     model = PointTransformer(1, 2, PointCloudConfig(model="pointtransformer", hidden_channels=8, **over))
     assert all(layer.delta == "edge_mlp" for layer in model.layers)

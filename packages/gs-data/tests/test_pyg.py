@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import gs_data
-from gs_data import NodeDataset, StructuralNodeSplit, get_idx_split
+from gs_data.pyg import NodeDataset, StructuralNodeSplit, get_idx_split
 from gs_data.splits import data_fingerprint
 
 PARTS = ("in_train", "in_valid", "in_test", "out_valid", "out_test")

@@ -66,7 +66,7 @@ def _before_module(rev: str):
 def _events(args) -> tuple[list, str]:
     from torch_geometric.data import Data
 
-    from gs_models import knn_graph
+    from gs_models.knn import knn_graph
 
     if args.synthetic:
         gen = torch.Generator().manual_seed(0)

@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings
 
 import gs_models.knn as knn_module
-from gs_models import knn_graph
+from gs_models.knn import knn_graph
 
 
 def brute_force_knn(

@@ -9,8 +9,9 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from torch_geometric.data import Data
 
-from gs_models import build_model, mean_field_edge_marginals, neighbor_loader, predict_in_batches
-from gs_models.sampling import TorchNeighborSampler
+from gs_models import build_model
+from gs_models.sampling import TorchNeighborSampler, neighbor_loader, predict_in_batches
+from gs_models.structured import mean_field_edge_marginals
 
 NODE_MODELS = ["mlp", "gcn", "sage", "gat", "gin"]
 NODE_PRESETS = [
@@ -133,7 +134,7 @@ def test_loader_sampler_draws_with_sample_neighbors():
     gs-algos' mini-batch training uses that same function (its test_engine checks)."""
     from torch_geometric.sampler import NodeSamplerInput
 
-    from gs_models import sample_neighbors
+    from gs_models.sampling import sample_neighbors
 
     data = _loader_graph()
     seeds = torch.tensor([4, 17, 3, 40])

@@ -8,8 +8,9 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 
-from gs_models import EGNNLayer, build_model, knn_graph
-from gs_models.pointcloud import edge_geometry
+from gs_models import build_model
+from gs_models.knn import knn_graph
+from gs_models.pointcloud import EGNNLayer, edge_geometry
 
 BACKBONES = ["egnn", "dgcnn", "pointtransformer"]
 

@@ -9,7 +9,8 @@ import pytest
 import torch
 from torch.autograd.functional import jacobian
 
-from gs_models import BatchedRadialFlow, build_model, log_certainty_budget
+from gs_models import build_model
+from gs_models.posterior import BatchedRadialFlow, log_certainty_budget
 
 
 def uce_loss(alpha: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -8,7 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.utils import remove_self_loops, to_undirected
 
-from gs_models import build_model, mean_field_edge_marginals
+from gs_models import build_model
+from gs_models.structured import mean_field_edge_marginals
 
 
 @pytest.fixture(scope="module")

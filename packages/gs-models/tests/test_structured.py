@@ -12,12 +12,8 @@ import pytest
 import torch
 from hypothesis import given, settings
 
-from gs_models import (
-    build_model,
-    greedy_coloring,
-    loopy_belief_propagation,
-    undirected_pairs,
-)
+from gs_models import build_model
+from gs_models.structured import greedy_coloring, loopy_belief_propagation, undirected_pairs
 
 
 def enumerate_marginals(u: np.ndarray, w: np.ndarray, pairs: list[tuple[int, int]]):

@@ -1,8 +1,13 @@
 """gs-data: datasets for graph and geometric deep learning under distribution shift.
 
-Importing ``gs_data`` does not import torch: the torch-dependent API (``load``, ``attach_split``,
-``make_split``, the LeBed generators, ...) is imported on first access, and
-``gs_data.synthetic`` (the embedded synthetic default graph) is numpy/scipy only.
+``import gs_data`` imports the API below eagerly, every name a plain attribute; none of its
+modules imports torch or PyTorch Geometric at import time: the functions that build or read
+tensors (``load``, ``attach_split``, the LeBed generators, ...) import them when they run.
+The parts that are PyG or simulation code through and through are sub-packages imported
+only when asked for: ``gs_data.pyg`` (PyG's transform, dataset class and index dict),
+``gs_data.synthetic`` (the embedded synthetic graph, numpy/scipy), ``gs_data.track``,
+``gs_data.molecules`` and ``gs_data.materials`` (the GeSS cases). ``tests/test_namespace.py``
+checks what the import loads.
 
 Main entry points
 -----------------
@@ -11,20 +16,18 @@ available_datasets() -> list of accepted node-classification names
 register_dataset(DatasetSpec(...)) / unregister_dataset(name): add your own to that table
 available_geometric() / geometric_spec(name) -> GeSS's geometric datasets: task, metric, shift
 load_geometric(name, info_level=..., **kw) -> one GeSS shift case (Track, QMOF, DrugOOD-3D, stand-ins)
-synthetic.default_graph(seed=0) -> the embedded synthetic graph (numpy/scipy)
 attach_split(data, split) -> Data with in_train_mask, ..., domain
 make_split(data, strategy, sizes=..., seed=..., cache_dir=...) -> Data (cached on disk)
 load_edgewise_splits / generate_edgewise_splits: the edgewise-calibration splits
 lebed_feature_shift / lebed_domain_shift / lebed_temporal_shift: LeBed test-graph sets
-StructuralNodeSplit / NodeDataset / get_idx_split: PyG-native transform, dataset class and
-    OGB-style index dict (``gs_data.pyg``)
+gs_data.synthetic.default_graph(seed=0) -> the embedded synthetic graph (numpy/scipy)
+gs_data.pyg.StructuralNodeSplit / NodeDataset / get_idx_split: PyG-native transform, dataset
+    class and OGB-style index dict (``from gs_data.pyg import ...``)
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from gs_data import datasets, edgewise, geometric, lebed, splits
 from gs_data.__about__ import __version__
 from gs_data._fingerprint import fingerprint
 from gs_data._io import (
@@ -48,6 +51,8 @@ from gs_data._registry import (
     register_dataset,
     unregister_dataset,
 )
+from gs_data.datasets import dataset_info, graph_stats, load, raw_paths, row_normalize, to_data
+from gs_data.edgewise import *  # noqa: F403  (the edgewise-calibration splits: all of edgewise.__all__)
 from gs_data.geometric import (
     GEOMETRIC_DATASETS,
     GeometricSpec,
@@ -55,39 +60,23 @@ from gs_data.geometric import (
     geometric_spec,
     load_geometric,
 )
-
-# name -> module that defines it (imported lazily: these modules import torch)
-_LAZY = {
-    "load": "gs_data.datasets",
-    "graph_stats": "gs_data.datasets",
-    "dataset_info": "gs_data.datasets",
-    "raw_paths": "gs_data.datasets",
-    "to_data": "gs_data.datasets",
-    "row_normalize": "gs_data.datasets",
-    "attach_split": "gs_data.splits",
-    "make_split": "gs_data.splits",
-    "data_fingerprint": "gs_data.splits",
-    "authors_split": "gs_data.splits",
-    "load_authors_split": "gs_data.splits",
-    "authors_split_path": "gs_data.splits",
-    "EdgewiseSplit": "gs_data.edgewise",
-    "load_edgewise_splits": "gs_data.edgewise",
-    "generate_edgewise_splits": "gs_data.edgewise",
-    "save_edgewise_split": "gs_data.edgewise",
-    "edgewise_masks": "gs_data.edgewise",
-    "check_edgewise_split": "gs_data.edgewise",
-    "FeatureShiftConfig": "gs_data.lebed",
-    "DomainShiftConfig": "gs_data.lebed",
-    "TemporalShiftConfig": "gs_data.lebed",
-    "TestGraphSet": "gs_data.lebed",
-    "lebed_feature_shift": "gs_data.lebed",
-    "lebed_domain_shift": "gs_data.lebed",
-    "lebed_temporal_shift": "gs_data.lebed",
-    "StructuralNodeSplit": "gs_data.pyg",
-    "NodeDataset": "gs_data.pyg",
-    "get_idx_split": "gs_data.pyg",
-}
-_SUBMODULES = ("synthetic", "datasets", "splits", "edgewise", "lebed", "pyg", "geometric")
+from gs_data.lebed import (
+    DomainShiftConfig,
+    FeatureShiftConfig,
+    TemporalShiftConfig,
+    TestGraphSet,
+    lebed_domain_shift,
+    lebed_feature_shift,
+    lebed_temporal_shift,
+)
+from gs_data.splits import (
+    attach_split,
+    authors_split,
+    authors_split_path,
+    data_fingerprint,
+    load_authors_split,
+    make_split,
+)
 
 __all__ = [
     "__version__",
@@ -114,20 +103,33 @@ __all__ = [
     "CorruptRawFileError",
     "not_a_regular_file",
     "ChecksumError",
-    *_LAZY,
-    *_SUBMODULES,
+    # datasets
+    "load",
+    "graph_stats",
+    "dataset_info",
+    "raw_paths",
+    "to_data",
+    "row_normalize",
+    # splits
+    "attach_split",
+    "make_split",
+    "data_fingerprint",
+    "authors_split",
+    "load_authors_split",
+    "authors_split_path",
+    # lebed
+    "FeatureShiftConfig",
+    "DomainShiftConfig",
+    "TemporalShiftConfig",
+    "TestGraphSet",
+    "lebed_feature_shift",
+    "lebed_domain_shift",
+    "lebed_temporal_shift",
+    # the modules imported here
+    "datasets",
+    "splits",
+    "edgewise",
+    "lebed",
+    "geometric",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    if name in _SUBMODULES:
-        return importlib.import_module(f"gs_data.{name}")
-    raise AttributeError(f"module 'gs_data' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__all__ += edgewise.__all__  # the edgewise-calibration splits

@@ -9,12 +9,10 @@ import logging
 import os
 import urllib.error
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
-import torch
-from torch_geometric.data import Data
 
 from gs_data._io import (
     CorruptRawFileError,
@@ -31,6 +29,9 @@ from gs_data._io import (
 )
 from gs_data._readers import RawGraph
 from gs_data._registry import SPECS, DatasetSpec, available_datasets, resolve_name
+
+if TYPE_CHECKING:  # torch and PyG load in the functions that build or read tensors
+    from torch_geometric.data import Data
 
 __all__ = ["load", "available_datasets", "graph_stats", "dataset_info", "raw_paths", "to_data", "row_normalize"]
 
@@ -186,6 +187,9 @@ def to_data(
     sparse_x: bool = False,
 ) -> Data:
     """Build a PyG ``Data`` from numpy/scipy arrays (dense float32 ``x`` unless ``sparse_x``)."""
+    import torch
+    from torch_geometric.data import Data
+
     ei = torch.from_numpy(np.ascontiguousarray(edge_index, dtype=np.int64))
     if sp.issparse(x):
         if sparse_x:
@@ -306,6 +310,8 @@ def load(
         OGB-arxiv, ``y_multi`` for the multi-label ACDNE graphs, OGB's official
         ``train_mask``/``val_mask``/``test_mask``).
     """
+    import torch
+
     from gs_data.geometric import is_geometric, load_geometric
 
     if is_geometric(name):
@@ -368,6 +374,8 @@ def load(
 
 def graph_stats(data: Data) -> dict[str, int]:
     """Nodes, directed/undirected edge counts (self-loops excluded), features, classes."""
+    import torch
+
     ei = data.edge_index
     no_loop = ei[0] != ei[1]
     directed = int(no_loop.sum())

@@ -17,13 +17,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-from torch_geometric.data import Data
 
 from gs_data._io import CorruptRawFileError, MissingRawFileError, atomic_write
 from gs_data._safe_pickle import read_npz
+
+if TYPE_CHECKING:  # torch and PyG load in the functions that build or read tensors
+    import torch
+    from torch_geometric.data import Data
 
 __all__ = [
     "EdgewiseSplit",
@@ -179,6 +182,8 @@ def generate_edgewise_splits(
     num_folds : folds of the observed set (paper: 3).
     seed : int or numpy.random.Generator.
     """
+    import torch
+
     y = y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else np.asarray(y)
     if y.ndim != 1 or y.dtype.kind not in "iu":
         raise TypeError(f"y must be a 1-D integer array of labels, got shape {y.shape} dtype {y.dtype}")
@@ -233,6 +238,8 @@ def edgewise_masks(data: Data, split: EdgewiseSplit, fold: int) -> Data:
     ``ValueError`` naming its file.
     """
     import copy
+
+    import torch
 
     n = int(data.num_nodes)
     check_edgewise_split(split, n)

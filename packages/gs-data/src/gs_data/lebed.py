@@ -26,11 +26,12 @@ import copy
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
-from torch_geometric.data import Data
+
+if TYPE_CHECKING:  # torch and PyG load in the functions that build or read tensors
+    from torch_geometric.data import Data
 
 __all__ = [
     "FeatureShiftConfig",
@@ -63,6 +64,8 @@ def _check_p(p: float, name: str) -> float:
 
 def perturb_feature_noise(data: Data, p: float, rng: np.random.Generator) -> Data:
     """Add i.i.d. Gaussian noise of standard deviation ``p`` to every feature entry."""
+    import torch
+
     p = _check_p(p, "feature noise")
     out = copy.copy(data)
     noise = rng.standard_normal(size=tuple(data.x.shape), dtype=np.float32)
@@ -74,6 +77,8 @@ def perturb_feature_noise(data: Data, p: float, rng: np.random.Generator) -> Dat
 
 def perturb_feature_mask(data: Data, p: float, rng: np.random.Generator) -> Data:
     """Set ``round(p * F)`` randomly chosen feature columns to zero for every node."""
+    import torch
+
     p = _check_p(p, "feature mask")
     out = copy.copy(data)
     f = int(data.x.shape[1])
@@ -87,6 +92,9 @@ def perturb_feature_mask(data: Data, p: float, rng: np.random.Generator) -> Data
 
 def _induced(data: Data, keep: np.ndarray) -> Data:
     """Induced subgraph on the sorted node ids ``keep``; node-level tensors are sliced."""
+    import torch
+    from torch_geometric.data import Data
+
     n = int(data.num_nodes)
     keep = np.sort(np.asarray(keep, dtype=np.int64))
     remap = np.full(n, -1, dtype=np.int64)
@@ -125,6 +133,8 @@ def perturb_class_subgraph(data: Data, p: float, rng: np.random.Generator) -> Da
 
 def perturb_edge_dropout(data: Data, p: float, rng: np.random.Generator) -> Data:
     """Remove ``round(p * E)`` of the ``E`` undirected edges (both directions of each)."""
+    import torch
+
     p = _check_p(p, "edge dropout")
     ei = data.edge_index.numpy()
     und = ei[:, ei[0] < ei[1]]
@@ -422,6 +432,9 @@ def eerm_environments(data: Data, config: FeatureShiftConfig | None = None, *, s
 
 def _environment_graphs(data: Data, y: np.ndarray, spurious: Sequence[np.ndarray], label: str) -> list[Data]:
     """One graph per environment: the structure of ``data``, features ``[x, spurious[e]]``."""
+    import torch
+    from torch_geometric.data import Data
+
     x = data.x.to_dense().numpy() if data.x.is_sparse else data.x.numpy()
     envs = []
     for e, xs in enumerate(spurious):
@@ -449,6 +462,8 @@ def lebed_feature_shift(data: Data, config: FeatureShiftConfig | None = None, *,
     seed : int
         Everything (labels, spurious features, strengths, perturbations) follows from it.
     """
+    import torch
+
     cfg = config or FeatureShiftConfig()
     if cfg.num_environments < 3:
         raise ValueError(f"num_environments must be >= 3 (train, valid, >= 1 test), got {cfg.num_environments}")
@@ -516,6 +531,8 @@ def lebed_domain_shift(
     source : str
         Key of the training domain.
     """
+    import torch
+
     cfg = config or DomainShiftConfig()
     _check_perturbations(cfg.perturbations)
     if source not in domains:
@@ -577,6 +594,8 @@ class TemporalShiftConfig:
 
 
 def _upto(data: Data, year: np.ndarray, end: int, start: int | None) -> Data:
+    import torch
+
     keep = np.flatnonzero(year <= end)
     g = _induced(data, keep)
     yr = year[keep]

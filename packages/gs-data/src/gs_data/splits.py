@@ -9,11 +9,9 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
-from torch_geometric.data import Data
 
 from gs_data._fingerprint import fingerprint
 from gs_data._io import (
@@ -23,6 +21,9 @@ from gs_data._io import (
     data_root,
     processed_root,
 )
+
+if TYPE_CHECKING:  # torch and PyG load in the functions that build or read tensors
+    from torch_geometric.data import Data
 
 __all__ = [
     "AUTHORS_SPLIT_KEYS",
@@ -46,6 +47,8 @@ def data_fingerprint(data: Data) -> str:
     Two ``Data`` objects with the same arrays have the same fingerprint whatever their name or
     other attributes; any change of an edge, a feature value or a label changes it.
     """
+    from torch_geometric.data import Data
+
     if not isinstance(data, Data):
         raise TypeError(f"data must be a torch_geometric.data.Data, got {type(data).__name__}")
     fields: list[tuple[str, Any]] = []
@@ -104,6 +107,9 @@ def attach_split(data: Data, split: Any, *, inplace: bool = False) -> Data:
         split has domains, ``split_sigma`` (float64) when it has sigma, and
         ``split_metadata`` (dict).
     """
+    import torch
+    from torch_geometric.data import Data
+
     if not isinstance(data, Data):
         raise TypeError(f"data must be a torch_geometric.data.Data, got {type(data).__name__}")
     masks, domains, sigma, meta = _masks_of(split)
@@ -226,6 +232,8 @@ def load_authors_split(
     out_test}`` boolean numpy arrays, unchanged. Raises :class:`MissingRawFileError` naming
     the path to place the file at, and :class:`ValueError` for a file with other keys.
     """
+    import torch
+
     path = authors_split_path(name, strategy, root)
     if not path.is_file():
         raise MissingRawFileError(
@@ -273,6 +281,8 @@ def authors_split(
     (our earlier rule).
     ``split_metadata["source"]`` is ``"authors"`` and names the file.
     """
+    import torch
+
     from gs_splits import property_domains
 
     masks = load_authors_split(name, strategy, root)

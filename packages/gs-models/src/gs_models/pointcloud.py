@@ -352,6 +352,13 @@ class PointCloudBackbone(nn.Module):
             nn.Dropout(cfg.dropout),
             nn.Linear(h, out_channels),
         )
+        #: the ``config.num_layers`` message-passing layers, built last (after the head), each
+        #: by the subclass's :meth:`_layer`
+        self.layers = nn.ModuleList(self._layer(cfg) for _ in range(cfg.num_layers))
+
+    def _layer(self, cfg: PointCloudConfig) -> nn.Module:
+        """One message-passing layer of this backbone (subclasses define it)."""
+        raise NotImplementedError(f"{type(self).__name__} must define _layer(config)")
 
     # -- input handling --------------------------------------------------------------------
     def _embed(self, x: Tensor, pos: Tensor) -> Tensor:
@@ -460,8 +467,10 @@ class PointCloudBackbone(nn.Module):
     ) -> Tensor:
         """Point representations after the last layer, ``(N, hidden_channels)`` (before pooling).
 
-        ``edge_index``: the coordinate kNN graph of ``pos`` if already built (otherwise it is
-        built here); ``point_weight`` and ``features`` as in the module docstring.
+        ``edge_index`` (2, E): the coordinate kNN graph of ``pos`` if already built (e.g. cached
+        with the data; it must equal ``self.knn(pos, batch)``; otherwise it is built here);
+        ``point_weight`` (N,) weights every message ``j -> i`` by ``w_i * w_j``; ``features``
+        (N, hidden) replaces the embedding of ``x`` (module docstring).
         """
         batch = self._check(x, pos, batch, features is not None)
         h0, w = self._inputs(x, pos, point_weight, features)
@@ -478,25 +487,16 @@ class PointCloudBackbone(nn.Module):
         return h
 
     def forward(
-        self,
-        x: Tensor | None,
-        pos: Tensor,
-        batch: Tensor | None = None,
-        *,
-        edge_index: Tensor | None = None,
-        point_weight: Tensor | None = None,
-        features: Tensor | None = None,
+        self, x: Tensor | None, pos: Tensor, batch: Tensor | None = None, **inputs: Tensor | None
     ) -> tuple[Tensor, Tensor]:
-        """Return ``(graph_embeddings (B, hidden), outputs (B, out_channels))``.
+        """Return ``(graph_embeddings (B, hidden), outputs (B, out_channels))``: the sum (or
+        ``config.pool``) of :meth:`point_embeddings` per cloud, and the head on it.
 
-        ``edge_index`` (2, E): the coordinate kNN graph of ``pos`` if already built (e.g.
-        cached with the data; it must equal ``self.knn(pos, batch)``); ``point_weight`` (N,)
-        weights every message ``j -> i`` by ``w_i * w_j``; ``features`` (N, hidden) replaces
-        the embedding of ``x`` (module docstring).
+        ``inputs``: the keyword inputs of :meth:`point_embeddings` (``edge_index``,
+        ``point_weight``, ``features``), declared there; any other is a ``TypeError``.
         """
-        h = self.point_embeddings(x, pos, batch, edge_index=edge_index,
-                                  point_weight=point_weight, features=features)
-        batch = self._check(x, pos, batch, features is not None)
+        h = self.point_embeddings(x, pos, batch, **inputs)
+        batch = self._check(x, pos, batch, inputs.get("features") is not None)
         size = int(batch.max()) + 1 if batch.numel() else 0
         pool = self.config.pool
         g = global_add_pool(h, batch, size=size) if pool == "sum" else scatter(h, batch, 0, dim_size=size, reduce=pool)
@@ -598,15 +598,8 @@ class EGNN(PointCloudBackbone):
 
     model_name = "egnn"
 
-    def __init__(
-        self, in_channels: int, out_channels: int, config: PointCloudConfig | None = None
-    ) -> None:
-        super().__init__(in_channels, out_channels, config)
-        cfg = self.config
-        self.layers = nn.ModuleList(
-            EGNNLayer(cfg.hidden_channels, cfg.activation, cfg.update_pos, self.edge_dim, cfg.norm)
-            for _ in range(cfg.num_layers)
-        )
+    def _layer(self, cfg: PointCloudConfig) -> nn.Module:
+        return EGNNLayer(cfg.hidden_channels, cfg.activation, cfg.update_pos, self.edge_dim, cfg.norm)
 
     def point_embeddings(self, x, pos, batch=None, *, edge_index=None, point_weight=None,
                          features=None) -> Tensor:
@@ -669,15 +662,8 @@ class DGCNN(PointCloudBackbone):
 
     model_name = "dgcnn"
 
-    def __init__(
-        self, in_channels: int, out_channels: int, config: PointCloudConfig | None = None
-    ) -> None:
-        super().__init__(in_channels, out_channels, config)
-        cfg = self.config
-        self.layers = nn.ModuleList(
-            _EdgeConv(cfg.hidden_channels, cfg.activation, cfg.norm, self.edge_dim)
-            for _ in range(cfg.num_layers)
-        )
+    def _layer(self, cfg: PointCloudConfig) -> nn.Module:
+        return _EdgeConv(cfg.hidden_channels, cfg.activation, cfg.norm, self.edge_dim)
 
 
 class _TransformerBlock(nn.Module):
@@ -734,10 +720,8 @@ class PointTransformer(PointCloudBackbone):
         if config is None:
             config = PointCloudConfig(model="pointtransformer", hidden_channels=32)
         super().__init__(in_channels, out_channels, config)
-        cfg = self.config
-        self.layers = nn.ModuleList(
-            _TransformerBlock(cfg.hidden_channels, cfg.pos_dim, self.edge_dim, cfg.pt_delta, cfg.pt_norm)
-            for _ in range(cfg.num_layers)
-        )
-        if cfg.pt_delta == "edge_mlp":  # each block's MLP reads the raw edge features
+        if self.config.pt_delta == "edge_mlp":  # each block's MLP reads the raw edge features
             self.edge_encoder = None
+
+    def _layer(self, cfg: PointCloudConfig) -> nn.Module:
+        return _TransformerBlock(cfg.hidden_channels, cfg.pos_dim, self.edge_dim, cfg.pt_delta, cfg.pt_norm)

@@ -27,9 +27,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from collections.abc import Callable
-from typing import Any
-
-from torch import nn
+from typing import TYPE_CHECKING, Any
 
 from gs_models.configs import (
     EDGEWISE_GCN,
@@ -42,6 +40,9 @@ from gs_models.configs import (
     PointCloudConfig,
     TrainingDefaults,
 )
+
+if TYPE_CHECKING:  # the models' modules, and torch with them, load at the first model built
+    from torch import nn
 
 __all__ = [
     "available_models",

@@ -563,28 +563,23 @@ class EPFGNN(_StructuredModel):
 
     @torch.no_grad()
     def edge_marginals(
-        self,
-        x: Tensor,
-        edge_index: Tensor,
-        *,
-        method: str = "lbp",
-        y: Tensor | None = None,
-        observed_mask: Tensor | None = None,
+        self, x: Tensor, edge_index: Tensor, *, method: str = "lbp", **options: Tensor | None
     ) -> Tensor:
         """Edge marginals ``(E, C, C)`` (``[e, a, b] = p(y_src = a, y_dst = b)``).
 
         ``method="lbp"``: loopy BP pair beliefs (edgewise paper, appendix C.2);
-        ``"mean_field"``: products of the mean-field node marginals.
+        ``"mean_field"``: products of the mean-field node marginals. ``options``: the observed
+        labels to clamp, ``y`` and ``observed_mask``, as :meth:`node_marginals` and :meth:`lbp`
+        declare them (with ``"mean_field"`` also ``node_marginals``' ``proposal``).
         """
         check_edge_index(edge_index, x.size(0))
         if method == "mean_field":
             return mean_field_edge_marginals(
-                self.node_marginals(x, edge_index, method=method, y=y, observed_mask=observed_mask),
-                edge_index,
+                self.node_marginals(x, edge_index, method=method, **options), edge_index
             )
         if method != "lbp":
             raise ValueError(f"method={method!r} is not accepted; choose 'lbp' or 'mean_field'")
-        res = self.lbp(x, edge_index, y=y, observed_mask=observed_mask)
+        res = self.lbp(x, edge_index, **options)
         _, pair_of_edge, flipped = undirected_pairs(edge_index, x.size(0))
         return _pair_to_edge_marginals(
             res.pair_marginals, pair_of_edge, flipped, res.node_marginals, edge_index

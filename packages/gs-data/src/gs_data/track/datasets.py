@@ -31,7 +31,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -224,7 +224,11 @@ class TrackShiftDataset:
 
 
 class _Builder:
-    def __init__(self, name, seed, cache_dir, n_workers, config, callback):
+    """The samples and events of one Track dataset being built. Its keyword options are the
+    simulation options of both builders (``**simulation``), declared here once."""
+
+    def __init__(self, name: str, *, seed: int = 0, cache_dir: str | Path | None = None, n_workers: int = 1,
+                 config: TrackSimConfig | None = None, callback: ProgressCallback | None = None) -> None:
         self.name = name
         self.seed = seed
         self.cache_dir = cache_dir
@@ -385,11 +389,7 @@ def build_track_pileup(
     sizes: TrackPileupSizes | str = "demo",
     *,
     source_pileup: int = 10,
-    seed: int = 0,
-    cache_dir: str | Path | None = None,
-    n_workers: int = 1,
-    config: TrackSimConfig | None = None,
-    callback: ProgressCallback | None = None,
+    **simulation: Any,
 ) -> TrackShiftDataset:
     """Track-Pileup: train at PU10, test at PU50 or PU90 (GeSS section 3.2.1, table 4).
 
@@ -402,12 +402,12 @@ def build_track_pileup(
         :class:`TrackPileupSizes`.
     source_pileup
         Source pileup level (GeSS: 10).
-    seed
-        Seed of the simulation and of the splits.
-    cache_dir, n_workers, config
-        Passed to :func:`gs_data.track.generate_events`.
-    callback
-        ``callback(done, total)`` after every simulated event (all samples together).
+    **simulation
+        The simulation options, keyword only: ``seed`` (default 0), the seed of the simulation
+        and of the splits; ``cache_dir`` (None), ``n_workers`` (1) and ``config`` (None: a
+        default :class:`TrackSimConfig`), passed to :func:`gs_data.track.generate_events`;
+        ``callback`` (None), ``callback(done, total)`` after every simulated event (all
+        samples together). Any other keyword is a ``TypeError``.
     """
     if isinstance(sizes, str):
         if sizes not in ("demo", "ci", "medium", "paper"):
@@ -416,8 +416,8 @@ def build_track_pileup(
         sizes = getattr(TrackPileupSizes, sizes)(target_pileup)
     if not isinstance(sizes, TrackPileupSizes):
         raise TypeError(f"sizes must be a TrackPileupSizes, got {type(sizes).__name__}")
-    b = _Builder("Track-Pileup", seed, cache_dir, n_workers, config, callback)
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 0x7E5]))
+    b = _Builder("Track-Pileup", **simulation)
+    rng = np.random.default_rng(np.random.SeedSequence([b.seed, 0x7E5]))
     splits: dict[str, list[np.ndarray]] = {k: [] for k in SPLIT_NAMES}
 
     if target_pileup == source_pileup:
@@ -507,11 +507,7 @@ def build_track_signal(
     sizes: TrackSignalSizes | str = "demo",
     *,
     pileup: int = 10,
-    seed: int = 0,
-    cache_dir: str | Path | None = None,
-    n_workers: int = 1,
-    config: TrackSimConfig | None = None,
-    callback: ProgressCallback | None = None,
+    **simulation: Any,
 ) -> TrackShiftDataset:
     """Track-Signal: train on Z and Z' (m0 80/70/60/50), test on tau -> 3 mu or Z' 20 / 10.
 
@@ -523,8 +519,11 @@ def build_track_signal(
         ``"tau3mu"``, ``"zp20"`` or ``"zp10"``.
     sizes
         ``"demo"`` (default), ``"ci"`` / ``"medium"`` (ours), ``"paper"`` or a :class:`TrackSignalSizes`.
-    pileup, seed, cache_dir, n_workers, config, callback
-        As in :func:`build_track_pileup`.
+    pileup
+        Pileup level of every sample (GeSS: 10).
+    **simulation
+        ``seed``, ``cache_dir``, ``n_workers``, ``config``, ``callback``: as in
+        :func:`build_track_pileup`.
     """
     check_process(target)
     if target not in TARGET_SIGNALS:
@@ -536,8 +535,8 @@ def build_track_signal(
         sizes = getattr(TrackSignalSizes, sizes)()
     if not isinstance(sizes, TrackSignalSizes):
         raise TypeError(f"sizes must be a TrackSignalSizes, got {type(sizes).__name__}")
-    b = _Builder("Track-Signal", seed, cache_dir, n_workers, config, callback)
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 0x51C]))
+    b = _Builder("Track-Signal", **simulation)
+    rng = np.random.default_rng(np.random.SeedSequence([b.seed, 0x51C]))
     splits: dict[str, list[np.ndarray]] = {k: [] for k in SPLIT_NAMES}
 
     # background: the first n_bkg events are split, the next n_bkg_pool are the pool

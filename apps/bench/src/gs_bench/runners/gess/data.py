@@ -89,7 +89,7 @@ def graph_parts(ds, level: str, unit_coordinates: bool = False, knn_k: int | Non
     the backbones never read it."""
     import torch
 
-    from gs_models import knn_graph
+    from gs_models.knn import knn_graph
 
     groups = np.asarray(ds.split.groups) if ds.split.groups is not None else np.zeros(len(ds), int)
     codes = groups.astype(np.int64).copy()
