@@ -94,7 +94,15 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gs-bench {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # in this order: `gs-bench --help` and the "invalid choice" line list the commands so
+    parser.commands = {"demo": _add_demo_parser(sub), "run": _add_run_parser(sub),
+                       "report": _add_report_parser(sub), "compare": _add_compare_parser(sub),
+                       "list": _add_list_parser(sub)}
+    return parser
 
+
+def _add_demo_parser(sub) -> argparse.ArgumentParser:
+    """``gs-bench demo`` and its options."""
     demo = sub.add_parser(
         "demo",
         help="main job on the embedded synthetic default graph",
@@ -108,7 +116,11 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0, help="seed of the three demo splits written to OUT/splits, >= 0 (the suites use their own seeds; default: 0)")
     demo.add_argument("--no-train", action="store_true", help="only make and describe the splits")
     demo.add_argument("--workers", type=int, default=2, metavar="N", help="parallel jobs (default: 2)")
+    return demo
 
+
+def _add_run_parser(sub) -> argparse.ArgumentParser:
+    """``gs-bench run`` and its options."""
     run = sub.add_parser(
         "run",
         help="run a suite",
@@ -140,12 +152,20 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--report", choices=FORMATS, default="md", help="report written at the end (default: md)")
     run.add_argument("--dry-run", action="store_true", help="validate the suite and count its jobs; run nothing")
     run.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="also print the traceback of each failed job (always in its log file, OUT/logs/<key>.log) and progress details")
+    return run
 
+
+def _add_report_parser(sub) -> argparse.ArgumentParser:
+    """``gs-bench report`` and its options."""
     rep = sub.add_parser("report", help="write the report of a results folder", description="Write paper-layout tables and figures for the results in DIR into DIR/report/ (or --out FOLDER).")
     rep.add_argument("dir", type=Path, help="results folder written by `gs-bench run`")
     rep.add_argument("--format", choices=FORMATS, default="md", help="md (default), html or latex")
     rep.add_argument("--out", type=Path, metavar="FOLDER", help="write the report and its figures into FOLDER instead of DIR/report/ (e.g. for a committed run in apps/bench/measured/, or a folder you may not write into)")
+    return rep
 
+
+def _add_compare_parser(sub) -> argparse.ArgumentParser:
+    """``gs-bench compare`` and its options."""
     cmp_ = sub.add_parser(
         "compare", help="every measured cell beside the paper's value",
         description="List every paper cell that the runs' records fill, beside the paper's value, "
@@ -160,7 +180,11 @@ def _build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--off", action="store_true", help="list only the cells outside the paper's spread (default: every cell)")
     cmp_.add_argument("--summary", action="store_true", help="print only the summary lines (default: summary and tables)")
     cmp_.add_argument("--readme", type=Path, metavar="FILE", help="also rewrite FILE's generated block (between the gs-bench compare markers) with one summary per run (default: no file written)")
+    return cmp_
 
+
+def _add_list_parser(sub) -> argparse.ArgumentParser:
+    """``gs-bench list`` and its options."""
     lst = sub.add_parser(
         "list", help="list suites and profiles; with SUITE, its settings",
         description="Without SUITE: the shipped suites, their profiles (jobs, what they run) and "
@@ -170,8 +194,7 @@ def _build_parser() -> argparse.ArgumentParser:
     lst.add_argument("suite", nargs="?", metavar="SUITE", help="structural-shifts, edgewise, lebed or gess")
     lst.add_argument("--profile", default="demo", choices=PROFILES,
                      help="whose values to show with SUITE (default: demo)")
-    parser.commands = {"demo": demo, "run": run, "report": rep, "compare": cmp_, "list": lst}
-    return parser
+    return lst
 
 
 def _setting_value(text: str, key: str = "KEY"):
@@ -263,6 +286,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ[QUIET_WARNINGS_ENV] = "1"
     # the command's own parser, so that the message names `gs-bench run` and its --help
     parser = _command_parser(parser, args.command)
+    _check_counts(parser, args)
+    _check_placement(parser, args)
+    if args.command == "run" and _check_suite(parser, args) is not None:
+        return 2
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (e.g. called from a test thread): keep the default
+        previous = None
+    try:
+        return _dispatch(parser, args)
+    except KeyboardInterrupt as exc:
+        return _stopped(args, exc)
+    except BrokenPipeError:
+        # the reader went away (e.g. `gs-bench list lebed | head`): not an error of ours; keep
+        # Python from complaining again when it flushes stdout at exit
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, AttributeError, ValueError):  # a stdout without a file descriptor
+            pass
+        return 0
+    except Exception as exc:  # noqa: BLE001 - one line instead of a traceback; -v shows it
+        return _failed(args, exc)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _check_counts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit 2 (``parser.error``) for a count out of its range: ``--seed``, ``--workers``,
+    ``--seeds``, ``--threads`` (against the CPU cores with the local executor)."""
     if args.command == "demo" and args.seed < 0:
         parser.error(f"argument --seed: must be >= 0, got {args.seed}")
     for name in ("workers", "seeds", "threads"):
@@ -287,6 +341,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.threads > available_cores():
             parser.error(f"argument --threads: at most the {available_cores()} CPU core(s) this process "
                          f"may use, got {args.threads}")
+
+
+def _check_placement(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit 2 (``parser.error``) for ``--address`` without Ray, ``--retries`` out of range or a
+    misspelt ``--device`` (spelling only: no torch is imported)."""
     if getattr(args, "address", None) is not None and getattr(args, "executor", "local") != "ray":
         parser.error("argument --address: needs --executor ray (the local executor has no cluster address)")
     if not 0 <= getattr(args, "retries", 0) <= MAX_RETRIES:
@@ -298,75 +357,70 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_device_name(args.device, "--device")
         except ValueError as exc:
             parser.error(f"argument {exc}")
-    if args.command == "run":
-        # the suite and the optional packages, before anything heavy is imported (torch takes
-        # seconds), so that a wrong name is rejected at once and nothing is written to --out
-        from gs_bench.optional import require
-        from gs_bench.suites import SuiteConfigError, load_suite
 
-        try:
-            overrides = _setting_overrides(args)
-        except ValueError as exc:
-            parser.error(str(exc))
-        try:
-            # a profile named on the command line must be in the file; the default demo
-            # falls back to the base settings, which the plan line states
-            config = load_suite(args.suite, args.profile or "demo", explicit=args.profile is not None)
-            # settings given here pass the same schema (a typo stops the run before any job)
-            config.with_overrides(settings=overrides)
-            if overrides:
-                print(_overrides_line(config, overrides), file=sys.stderr)
-            if args.executor == "ray" and not args.dry_run:
-                require("ray", "--executor ray")
-        except SuiteConfigError as exc:
-            print(f"gs-bench: cannot start: {_one_line(exc)}", file=sys.stderr)
-            return 2
-    previous = signal.getsignal(signal.SIGTERM)
+
+def _check_suite(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int | None:
+    """``gs-bench run``: the suite, the settings given on the command line and the optional
+    packages, before anything heavy is imported (torch takes seconds), so that a wrong name is
+    rejected at once and nothing is written to --out. 2 after the one line of a bad suite, else
+    None (a bad ``--set`` is ``parser.error``)."""
+    from gs_bench.optional import require
+    from gs_bench.suites import SuiteConfigError, load_suite
+
     try:
-        signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread (e.g. called from a test thread): keep the default
-        previous = None
+        overrides = _setting_overrides(args)
+    except ValueError as exc:
+        parser.error(str(exc))
     try:
-        return _dispatch(parser, args)
-    except KeyboardInterrupt as exc:
-        name = "SIGTERM" if isinstance(exc, _Stopped) else "SIGINT"
-        out = getattr(args, "out", None) if args.command == "run" else None
-        where = ""
-        if out is not None and getattr(args, "dry_run", False):  # nothing ran: nothing to resume
-            where = "; dry run: nothing was started or written"
-        elif out is not None:
-            from gs_bench.store import ResultsStore
+        # a profile named on the command line must be in the file; the default demo
+        # falls back to the base settings, which the plan line states
+        config = load_suite(args.suite, args.profile or "demo", explicit=args.profile is not None)
+        # settings given here pass the same schema (a typo stops the run before any job)
+        config.with_overrides(settings=overrides)
+        if overrides:
+            print(_overrides_line(config, overrides), file=sys.stderr)
+        if args.executor == "ray" and not args.dry_run:
+            require("ray", "--executor ray")
+    except SuiteConfigError as exc:
+        print(f"gs-bench: cannot start: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    return None
 
-            where = (f"; {len(ResultsStore(out).keys())} finished record(s) kept in {Path(out) / 'results'}; "
-                     "run the same command again to resume")
-        print(f"gs-bench: stopped by {name}{where}", file=sys.stderr)
-        return 143 if name == "SIGTERM" else 130
-    except BrokenPipeError:
-        # the reader went away (e.g. `gs-bench list lebed | head`): not an error of ours; keep
-        # Python from complaining again when it flushes stdout at exit
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, AttributeError, ValueError):  # a stdout without a file descriptor
-            pass
-        return 0
-    except Exception as exc:  # noqa: BLE001 - one line instead of a traceback; -v shows it
-        from gs_bench.optional import missing_dependency_line
 
-        missing = missing_dependency_line(exc)
-        if missing is not None:  # not a bug: the machine lacks an optional package
-            if getattr(args, "verbose", False):
-                logging.getLogger("gs_bench").exception("missing optional package")
-            print(f"gs-bench: {missing}", file=sys.stderr)
-            return 2
+def _stopped(args: argparse.Namespace, exc: KeyboardInterrupt) -> int:
+    """The line of a command stopped by SIGINT (130) or SIGTERM (143): for a run, the finished
+    records kept and how to resume."""
+    name = "SIGTERM" if isinstance(exc, _Stopped) else "SIGINT"
+    out = getattr(args, "out", None) if args.command == "run" else None
+    where = ""
+    if out is not None and getattr(args, "dry_run", False):  # nothing ran: nothing to resume
+        where = "; dry run: nothing was started or written"
+    elif out is not None:
+        from gs_bench.store import ResultsStore
+
+        where = (f"; {len(ResultsStore(out).keys())} finished record(s) kept in {Path(out) / 'results'}; "
+                 "run the same command again to resume")
+    print(f"gs-bench: stopped by {name}{where}", file=sys.stderr)
+    return 143 if name == "SIGTERM" else 130
+
+
+def _failed(args: argparse.Namespace, exc: Exception) -> int:
+    """The one line of an unexpected exception: a missing optional package (2) or an internal
+    error (1); the traceback with -v."""
+    from gs_bench.optional import missing_dependency_line
+
+    missing = missing_dependency_line(exc)
+    if missing is not None:  # not a bug: the machine lacks an optional package
         if getattr(args, "verbose", False):
-            logging.getLogger("gs_bench").exception("internal error")
-        print(f"gs-bench: internal error (a bug, please report it): {type(exc).__name__}: "
-              f"{str(exc).splitlines()[0] if str(exc) else ''} (run with -v for the traceback)",
-              file=sys.stderr)
-        return 1
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+            logging.getLogger("gs_bench").exception("missing optional package")
+        print(f"gs-bench: {missing}", file=sys.stderr)
+        return 2
+    if getattr(args, "verbose", False):
+        logging.getLogger("gs_bench").exception("internal error")
+    print(f"gs-bench: internal error (a bug, please report it): {type(exc).__name__}: "
+          f"{str(exc).splitlines()[0] if str(exc) else ''} (run with -v for the traceback)",
+          file=sys.stderr)
+    return 1
 
 
 def _one_line(exc: BaseException) -> str:
@@ -399,120 +453,139 @@ def _os_error(exc: OSError, out: Path) -> str:
 
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    commands = {"demo": _demo_command, "run": _run_command, "report": _report_command,
+                "compare": _compare_command, "list": _list_command}
+    if args.command in commands:
+        return commands[args.command](args)
+    parser.error(f"unknown command {args.command!r}")
+    return 2
+
+
+def _demo_command(args: argparse.Namespace) -> int:
+    from gs_bench.demo import run_demo
+
+    return run_demo(out=args.out, seed=args.seed, train=not args.no_train, workers=args.workers)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """``gs-bench run``: :func:`gs_bench.run.run_suite`; a suite, lock, file-system or value
+    error is one line and exit 2."""
+    from gs_bench.run import run_suite
     from gs_bench.store import LockedError
+    from gs_bench.suites import SuiteConfigError
 
-    if args.command == "demo":
-        from gs_bench.demo import run_demo
+    axes = {}
+    if args.datasets:
+        axes["dataset"] = args.datasets
+    if args.methods:
+        axes["method"] = args.methods
+    if args.backbones:
+        axes["backbone"] = args.backbones
+    try:
+        return run_suite(
+            args.suite,
+            profile=args.profile or "demo",
+            out=args.out,
+            axes=axes,
+            seeds=args.seeds,
+            executor=args.executor,
+            address=args.address,
+            workers=args.workers,
+            progress=not args.no_progress,
+            report_format=args.report,
+            dry_run=args.dry_run,
+            settings=_setting_overrides(args),
+            device=args.device,
+            device_in_key=args.device_in_key,
+            threads=args.threads,
+            retries=args.retries,
+            verbose=getattr(args, "verbose", False),
+        )
+    except (SuiteConfigError, LockedError) as exc:
+        print(f"gs-bench: cannot start: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"gs-bench: {_os_error(exc, args.out)}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
+        return 2
 
-        return run_demo(out=args.out, seed=args.seed, train=not args.no_train, workers=args.workers)
-    if args.command == "run":
-        from gs_bench.run import run_suite
-        from gs_bench.suites import SuiteConfigError
 
-        axes = {}
-        if args.datasets:
-            axes["dataset"] = args.datasets
-        if args.methods:
-            axes["method"] = args.methods
-        if args.backbones:
-            axes["backbone"] = args.backbones
-        try:
-            return run_suite(
-                args.suite,
-                profile=args.profile or "demo",
-                out=args.out,
-                axes=axes,
-                seeds=args.seeds,
-                executor=args.executor,
-                address=args.address,
-                workers=args.workers,
-                progress=not args.no_progress,
-                report_format=args.report,
-                dry_run=args.dry_run,
-                settings=_setting_overrides(args),
-                device=args.device,
-                device_in_key=args.device_in_key,
-                threads=args.threads,
-                retries=args.retries,
-                verbose=getattr(args, "verbose", False),
-            )
-        except SuiteConfigError as exc:
-            print(f"gs-bench: cannot start: {_one_line(exc)}", file=sys.stderr)
-            return 2
-        except LockedError as exc:
-            print(f"gs-bench: cannot start: {_one_line(exc)}", file=sys.stderr)
-            return 2
-        except OSError as exc:
-            print(f"gs-bench: {_os_error(exc, args.out)}", file=sys.stderr)
-            return 2
-        except ValueError as exc:
-            print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
-            return 2
-    if args.command == "report":
-        from gs_bench.report import build_report
-        from gs_bench.run import print_quarantine, print_skipped
-        from gs_bench.store import ResultsStore
+def _report_command(args: argparse.Namespace) -> int:
+    from gs_bench.report import build_report
+    from gs_bench.run import print_quarantine, print_skipped
+    from gs_bench.store import ResultsStore
 
-        store = ResultsStore(args.dir)
-        store.moves = store.is_run_folder()  # never move files of a folder gs did not write
-        try:
-            path = build_report(args.dir, args.format, store=store, report_dir=args.out)
-        except (ValueError, OSError) as exc:
-            print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
-            print_quarantine(store)
-            print_skipped(store)
-            return 2
-        print(f"report written to {path}")
+    store = ResultsStore(args.dir)
+    store.moves = store.is_run_folder()  # never move files of a folder gs did not write
+    try:
+        path = build_report(args.dir, args.format, store=store, report_dir=args.out)
+    except (ValueError, OSError) as exc:
+        print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
         print_quarantine(store)
         print_skipped(store)
-        return 0
-    if args.command == "compare":
-        from gs_bench import compare as C
+        return 2
+    print(f"report written to {path}")
+    print_quarantine(store)
+    print_skipped(store)
+    return 0
 
-        per_run, notes = [], {}
+
+def _compare_command(args: argparse.Namespace) -> int:
+    from gs_bench import compare as C
+
+    per_run, notes = [], {}
+    try:
+        for run in args.runs:
+            records = C.run_records(run)
+            notes[str(run)] = C.run_note(run, records)
+            per_run.append((str(run), C.cells(records)))
+    except (OSError, ValueError) as exc:
+        print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    _print_comparison(args, per_run, notes)
+    if args.readme is not None:
         try:
-            for run in args.runs:
-                records = C.run_records(run)
-                notes[str(run)] = C.run_note(run, records)
-                per_run.append((str(run), C.cells(records)))
+            changed = C.update_readme(args.readme, C.readme_block(per_run))
         except (OSError, ValueError) as exc:
             print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
             return 2
-        # one run: as before; several: each its own summary and tables, never pooled (a cell
-        # measured by two runs would otherwise count twice, its rows without the run's name)
-        for i, (run, cs) in enumerate(per_run):
-            if args.summary:
-                lines = C.summary_lines(cs) or ["no record fills a paper cell"]
-                if len(per_run) > 1 or notes[run]:
-                    label = f"{run} ({notes[run]})" if notes[run] else run
-                    lines = [f"{label}:", *(f"- {line}" for line in lines)]
-                print("\n".join(lines))
-            else:
-                title = "# Paper comparison" + (f": `{run}`" if len(per_run) > 1 else "")
-                print(("\n" if i else "") + C.render(cs, [(run, notes[run])], only_off=args.off, title=title), end="")
-        if args.readme is not None:
-            try:
-                changed = C.update_readme(args.readme, C.readme_block(per_run))
-            except (OSError, ValueError) as exc:
-                print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
-                return 2
-            print(f"{args.readme}: generated block {'rewritten' if changed else 'already current'}")
-        return 0
-    if args.command == "list":
-        from gs_bench.listing import print_listing, settings_text
-        from gs_bench.suites import SuiteConfigError
+        print(f"{args.readme}: generated block {'rewritten' if changed else 'already current'}")
+    return 0
 
-        if args.suite is None:
-            print_listing()
-            return 0
-        try:
-            print(settings_text(args.suite, args.profile))
-        except SuiteConfigError as exc:
-            print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
-            return 2
+
+def _print_comparison(args: argparse.Namespace, per_run: list, notes: dict[str, str]) -> None:
+    """The summary lines (``--summary``) or the tables of ``gs-bench compare``. One run: as
+    before; several: each its own summary and tables, never pooled (a cell measured by two runs
+    would otherwise count twice, its rows without the run's name)."""
+    from gs_bench import compare as C
+
+    for i, (run, cs) in enumerate(per_run):
+        if args.summary:
+            lines = C.summary_lines(cs) or ["no record fills a paper cell"]
+            if len(per_run) > 1 or notes[run]:
+                label = f"{run} ({notes[run]})" if notes[run] else run
+                lines = [f"{label}:", *(f"- {line}" for line in lines)]
+            print("\n".join(lines))
+        else:
+            title = "# Paper comparison" + (f": `{run}`" if len(per_run) > 1 else "")
+            print(("\n" if i else "") + C.render(cs, [(run, notes[run])], only_off=args.off, title=title), end="")
+
+
+def _list_command(args: argparse.Namespace) -> int:
+    from gs_bench.listing import print_listing, settings_text
+    from gs_bench.suites import SuiteConfigError
+
+    if args.suite is None:
+        print_listing()
         return 0
-    parser.error(f"unknown command {args.command!r}")
-    return 2
+    try:
+        print(settings_text(args.suite, args.profile))
+    except SuiteConfigError as exc:
+        print(f"gs-bench: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -277,9 +277,33 @@ def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    from gs_bench.runners import load_runner
-
     out = Path(out)
+    records = _report_records(out, store)
+    report_dir = out / "report" if report_dir is None else Path(report_dir)
+    report_dir.mkdir(parents=True, exist_ok=True)
+    by_suite: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for rec in records:
+        by_suite[rec["job"]["suite"]].append(rec)
+    run_info = _run_info(out)
+    sections: list[tuple[str, list[Table], list[Figure]]] = []
+    from gs_bench.runners import RUNNERS
+
+    order = list(RUNNERS)  # the papers' order: structural shifts, edgewise, LeBed, GeSS
+    for suite in sorted(by_suite, key=lambda s: (order.index(s) if s in order else len(order), s)):
+        sections += _suite_sections(suite, by_suite[suite], out, report_dir)
+    failed = [r for r in records if r.get("status") != "ok"]
+    run_info = {**run_info, "workers": workers_summary(records), "data": data_kinds(records),
+                "sources": sources_summary(records)}
+    text = _render(sections, fmt, run_info, len(records), failed, report_dir)
+    name = {"md": "report.md", "html": "report.html", "latex": "report.tex"}[fmt]
+    path = report_dir / name
+    atomic_write_text(path, text)
+    return path
+
+
+def _report_records(out: Path, store: ResultsStore | None) -> list[dict[str, Any]]:
+    """The records of the run folder ``out`` (:func:`build_report`): the store's, else the
+    archive's; a ``ValueError`` for a missing folder or one without records."""
     if not out.is_dir():
         raise ValueError(f"run folder {out} does not exist (or is not a folder); give the --out "
                          f"folder of a `gs-bench run` or a committed run in apps/bench/measured/")
@@ -292,11 +316,12 @@ def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None
     if not records:
         raise ValueError(f"no results in {out}: neither records in {out / 'results'} nor an archived "
                          f"{ARCHIVE}; run `gs-bench run ... --out {out}` first")
-    report_dir = out / "report" if report_dir is None else Path(report_dir)
-    report_dir.mkdir(parents=True, exist_ok=True)
-    by_suite: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for rec in records:
-        by_suite[rec["job"]["suite"]].append(rec)
+    return records
+
+
+def _run_info(out: Path) -> dict[str, Any]:
+    """The last readable ``run-*.json`` of ``out`` (the command line and environment of the
+    report's header); a damaged one is left out with a warning, the records still report."""
     from gs_bench.store import read_run_file
 
     run_info = {}
@@ -310,43 +335,41 @@ def build_report(out: str | Path, fmt: str = "md", *, store: ResultsStore | None
                 "(the command line and environment)", f)
         else:
             run_info = info
-    sections: list[tuple[str, list[Table], list[Figure]]] = []
-    from gs_bench.runners import RUNNERS
+    return run_info
 
-    order = list(RUNNERS)  # the papers' order: structural shifts, edgewise, LeBed, GeSS
-    for suite in sorted(by_suite, key=lambda s: (order.index(s) if s in order else len(order), s)):
-        runner = load_runner(suite)
-        groups = split_by_settings(sorted(by_suite[suite], key=lambda r: r["key"]),
-                                   getattr(runner, "sweep_settings", ()))
-        for i, (label, recs) in enumerate(groups):
-            # records of other settings are never averaged together: a section (and so a row)
-            # of their own, titled with the settings that set them apart (issue 34)
-            tables = runner.tables(recs)
-            # a hook that reads files the jobs wrote is told the run folder (the report may go
-            # elsewhere: gs-bench report --out); older hooks take the two arguments only
-            figures = (runner.figures(recs, report_dir, run_dir=out)
-                       if "run_dir" in inspect.signature(runner.figures).parameters
-                       else runner.figures(recs, report_dir))
-            if len(groups) > 1:  # the next group draws files of the same names: move these
-                sub = report_dir / f"settings-{i + 1}"
-                sub.mkdir(exist_ok=True)
-                for f in figures:
-                    if (report_dir / f.path).is_file():
-                        # a move of a finished figure, not a write: no temporary file involved
-                        shutil.move(report_dir / f.path, sub / Path(f.path).name)
-                        f.path = f"{sub.name}/{Path(f.path).name}"
-            texts = runner.paragraphs(recs)
-            notes = runner.notes(recs, out)
-            title = f"{suite} ({label})" if label else suite
-            sections.append((title, tables, figures, texts, notes))
-    failed = [r for r in records if r.get("status") != "ok"]
-    run_info = {**run_info, "workers": workers_summary(records), "data": data_kinds(records),
-                "sources": sources_summary(records)}
-    text = _render(sections, fmt, run_info, len(records), failed, report_dir)
-    name = {"md": "report.md", "html": "report.html", "latex": "report.tex"}[fmt]
-    path = report_dir / name
-    atomic_write_text(path, text)
-    return path
+
+def _suite_sections(suite: str, records: list[dict[str, Any]], out: Path,
+                    report_dir: Path) -> list[tuple]:
+    """The report's sections of one suite: ``(title, tables, figures, paragraphs, notes)`` per
+    group of records that share their settings (:func:`split_by_settings`)."""
+    from gs_bench.runners import load_runner
+
+    runner = load_runner(suite)
+    groups = split_by_settings(sorted(records, key=lambda r: r["key"]),
+                               getattr(runner, "sweep_settings", ()))
+    sections = []
+    for i, (label, recs) in enumerate(groups):
+        # records of other settings are never averaged together: a section (and so a row)
+        # of their own, titled with the settings that set them apart (issue 34)
+        tables = runner.tables(recs)
+        # a hook that reads files the jobs wrote is told the run folder (the report may go
+        # elsewhere: gs-bench report --out); older hooks take the two arguments only
+        figures = (runner.figures(recs, report_dir, run_dir=out)
+                   if "run_dir" in inspect.signature(runner.figures).parameters
+                   else runner.figures(recs, report_dir))
+        if len(groups) > 1:  # the next group draws files of the same names: move these
+            sub = report_dir / f"settings-{i + 1}"
+            sub.mkdir(exist_ok=True)
+            for f in figures:
+                if (report_dir / f.path).is_file():
+                    # a move of a finished figure, not a write: no temporary file involved
+                    shutil.move(report_dir / f.path, sub / Path(f.path).name)
+                    f.path = f"{sub.name}/{Path(f.path).name}"
+        texts = runner.paragraphs(recs)
+        notes = runner.notes(recs, out)
+        title = f"{suite} ({label})" if label else suite
+        sections.append((title, tables, figures, texts, notes))
+    return sections
 
 
 def workers_summary(records: Sequence[dict[str, Any]]) -> str:

@@ -57,33 +57,10 @@ def run_suite(
     from gs_algos.device_names import check_device_name  # the spelling: no torch import
 
     check_device_name(str(device), "--device")
-    config = load_suite(suite, profile)
-    axes = dict(axes or {})
-    if "method" in axes and "method" not in config.grid and "model" in config.grid:
-        axes["model"] = axes.pop("method")  # the edgewise suite compares models, not methods
-    for short, axis in load_runner(config.suite).axis_aliases.items():
-        if short in axes and short not in config.grid:  # e.g. gess: --methods -> algorithm
-            axes[axis] = axes.pop(short)
-    config = config.with_overrides(seeds=seeds, axes=axes, settings=settings)
-    for note in config.notes:  # a value listed twice: planned once, and the user hears it
-        print(f"gs-bench: {note}", file=sys.stderr)
-
-    # every job that cannot succeed, before any starts
-    pre = check_suite(config, key_extra={"device": device} if device_in_key else None)
-    if pre.problems:
-        print(format_problems(pre.problems), file=sys.stdout if dry_run else sys.stderr)
-        raise SuiteConfigError(f"{pre.summary()}; nothing started (problems listed above)")
-    if executor == "local":  # here, the driver is the machine: fail now, not once per job (after
-        # the names and the data, so that a misspelt method is refused before torch loads)
-        from gs_algos.device import resolve_device
-
-        resolve_device(device, "--device")
-    jobs, env = pre.jobs, (pre.env if pre.env is not None else environment())
-    if not jobs:  # before issue 34: exit 0 and "no results ... run `gs-bench run ...` first"
-        why = (f"the [[exclude]] rules leave out all {pre.excluded} grid point(s)" if pre.excluded
-               else "no grid point applies to this suite's runner")
-        raise SuiteConfigError(f"{pre.summary()}: no jobs remain ({why}); change the suite's "
-                               "[grid], [[exclude]] or the --datasets / --methods given")
+    config = _configure(suite, profile, axes=axes, seeds=seeds, settings=settings)
+    pre, env = _preflight(config, device=device, device_in_key=device_in_key, executor=executor,
+                          dry_run=dry_run)
+    jobs = pre.jobs
     if dry_run:
         unchecked = (f"; the Ray cluster at {address} was not contacted (a dry run checks the suite "
                      "and this machine's data only)") if executor == "ray" and address else ""
@@ -104,6 +81,48 @@ def run_suite(
         return _run_locked(config, jobs, env, store, executor=executor, address=address,
                            workers=workers, progress=progress, report_format=report_format,
                            device=device, threads=threads, retries=retries, verbose=verbose)
+
+
+def _configure(suite: str, profile: str, *, axes: dict[str, list[str]] | None, seeds: int | None,
+               settings: dict[str, Any] | None) -> SuiteConfig:
+    """The suite of ``run_suite`` with the caller's axes (``method`` read as the suite's own
+    axis where the runner names it otherwise), seeds and settings; a note of the suite's (a
+    value listed twice) goes to stderr."""
+    config = load_suite(suite, profile)
+    axes = dict(axes or {})
+    if "method" in axes and "method" not in config.grid and "model" in config.grid:
+        axes["model"] = axes.pop("method")  # the edgewise suite compares models, not methods
+    for short, axis in load_runner(config.suite).axis_aliases.items():
+        if short in axes and short not in config.grid:  # e.g. gess: --methods -> algorithm
+            axes[axis] = axes.pop(short)
+    config = config.with_overrides(seeds=seeds, axes=axes, settings=settings)
+    for note in config.notes:  # a value listed twice: planned once, and the user hears it
+        print(f"gs-bench: {note}", file=sys.stderr)
+    return config
+
+
+def _preflight(config: SuiteConfig, *, device: str, device_in_key: bool, executor: str,
+               dry_run: bool) -> tuple[Any, dict[str, Any]]:
+    """:func:`gs_bench.preflight.check_suite` and the run's environment: every job that cannot
+    succeed, before any starts (listed, then :class:`SuiteConfigError`); with the local executor
+    the device resolved once on this machine; a plan without jobs is a :class:`SuiteConfigError`
+    too."""
+    pre = check_suite(config, key_extra={"device": device} if device_in_key else None)
+    if pre.problems:
+        print(format_problems(pre.problems), file=sys.stdout if dry_run else sys.stderr)
+        raise SuiteConfigError(f"{pre.summary()}; nothing started (problems listed above)")
+    if executor == "local":  # here, the driver is the machine: fail now, not once per job (after
+        # the names and the data, so that a misspelt method is refused before torch loads)
+        from gs_algos.device import resolve_device
+
+        resolve_device(device, "--device")
+    env = pre.env if pre.env is not None else environment()
+    if not pre.jobs:  # before issue 34: exit 0 and "no results ... run `gs-bench run ...` first"
+        why = (f"the [[exclude]] rules leave out all {pre.excluded} grid point(s)" if pre.excluded
+               else "no grid point applies to this suite's runner")
+        raise SuiteConfigError(f"{pre.summary()}: no jobs remain ({why}); change the suite's "
+                               "[grid], [[exclude]] or the --datasets / --methods given")
+    return pre, env
 
 
 def other_sources(records: Iterable[dict[str, Any]], sources: Mapping[str, str]) -> dict[str, int]:

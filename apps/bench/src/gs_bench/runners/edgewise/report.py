@@ -11,18 +11,9 @@ from typing import Any
 import numpy as np
 
 from gs_bench.published import published
-from gs_bench.report import (
-    OFF_THRESHOLD,
-    Figure,
-    Table,
-    cell_against_paper,
-    cells_off,
-    fmt_mean_std,
-    group_records,
-    has_paper_values,
-    mean_std,
-)
+from gs_bench.report import Figure, Table, fmt_mean_std, group_records, has_paper_values, mean_std
 from gs_bench.runners.edgewise.spec import Settings
+from gs_bench.runners.paper import OFF_THRESHOLD, cell_against_paper, cells_off, off_cells_table
 
 __all__ = ["ORDER", "OFF_THRESHOLD", "tables", "paper_cells", "off_cells", "differences", "figures",
            "bins_label", "unpack_bins"]
@@ -182,15 +173,11 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         note="max abs. Δ: the largest difference to the eq. 1 bins over the runs (they differ only for "
              f"confidences exactly on a bin edge k/m, m = {m}).",
     ))
-    off = off_cells(records)
-    if off:
-        out.append(Table(
-            f"Cells more than {OFF_THRESHOLD:g} points from the paper ({len(off)} of {len(paper_cells(records))} cells of Tables 1, 3 and 4)",
-            ["table", "dataset", "model", "metric", "runs", "ours", "paper", "Δ"],
-            [[c["table"], c["dataset"], c["model"], c["metric"], str(c["n"]), f"{c['ours']:.2f}",
-              f"{c['paper']:.2f}", f"{c['delta']:+.2f}"] for c in off],
-            note="The gs-bench README gives one sentence of explanation per cell of the committed ci run.",
-        ))
+    off = off_cells_table(paper_cells(records), "cells of Tables 1, 3 and 4",
+                          ["table", "dataset", "model", "metric", "runs", "ours", "paper", "Δ"],
+                          ("table", "dataset", "model", "metric"))
+    if off is not None:
+        out.append(off)
     out.append(Table("Differences from the paper's setup (generated from the run's settings)",
                      ["", "setting"], [[str(i + 1), d] for i, d in enumerate(differences(records))]))
     return out

@@ -200,124 +200,163 @@ def orderings(records: Sequence[dict[str, Any]]) -> Table:
     by_point: dict[tuple[str, str], dict[str, list]] = {}
     for (ds, bb, algo), recs in groups.items():
         by_point.setdefault((ds, bb), {})[algo] = recs
-    text = {f[0]: (f[1], f[2]) for f in FINDINGS}
-
     for (ds, bb), algos in sorted(by_point.items()):
         case = DATASETS.get(ds)
         if "erm" not in algos or case is None:
             continue
-        metric = algos["erm"][0]["metrics"]["metric"]
-        lower = metric == "mae"
-        scale = 1.0 if lower else 100.0
-        f = (lambda v: f"{v:.3f}") if lower else (lambda v, s=scale: f"{v * s:.2f}")
-
-        def compare(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]],
-                    a_side: str = "ood", b_side: str = "ood", lower: bool = lower,
-                    scale: float = scale) -> tuple[int, str]:
-            """+1 where ``a`` is better than ``b`` by more than NOISE_Z standard errors of the
-            difference, -1 where worse, 0 within; and the evidence ``(Δ ..., 2 SE ...)``. The
-            two are taken as independent samples (conservative for one shared test set); with
-            no noise estimate (MAE, one seed) the plain ordering decides, and says so."""
-            margin = _margin(a, _COLS[a_side], b, _COLS[b_side])
-            ma = _ood(a) if a_side == "ood" else _id(a)
-            mb = _ood(b) if b_side == "ood" else _id(b)
-            gain = (mb - ma) if lower else (ma - mb)
-            if margin is None:
-                return (1 if gain > 0 else -1), f"Δ {gain * scale:+.{3 if lower else 2}f}, no noise estimate"
-            sign = 0 if abs(gain) <= margin else (1 if gain > 0 else -1)
-            need = events_needed(a, _COLS[a_side], b, _COLS[b_side], gain) if sign == 0 else ""
-            return sign, (f"Δ {gain * scale:+.{3 if lower else 2}f}, {NOISE_Z:g} SE "
-                          f"{margin * scale:.{3 if lower else 2}f}{need}")
-
-        erm_ood, erm_id = _ood(algos["erm"]), _id(algos["erm"])
-        guard_ood = _guard(algos["erm"], lower, f, ("id", "ood"))
-        guard_both = guard_ood
-
-        def row(fid: str, evidence: str, verdict: str, where: str = f"{ds} / {bb}",
-                undecided: str | None = guard_ood) -> None:
-            rows.append([text[fid][0], text[fid][1], where, evidence, undecided or verdict])
-
-        def decide(sign: int, note: str = "") -> str:
-            """The verdict of one comparison; within noise, with what would decide it (the part
-            of ``note`` after the 2 SE: :func:`events_needed`)."""
-            need = f" ({note.split('; ', 1)[1]})" if "; " in note else ""
-            return {1: "holds", -1: "does not hold"}.get(sign, "not decided: within noise" + need)
-
-        sign, note = compare(algos["erm"], algos["erm"], "id", "ood")
-        row("shift-hurts", f"ERM Test-ID {f(erm_id)}, Test-OOD {f(erm_ood)} ({note})", decide(sign, note),
-            undecided=guard_both)
-        no_info = [a for a in ("vrex", "groupdro", "dir", "lri", "mixup") if a in algos]
-        if no_info:
-            signs = {a: compare(algos[a], algos["erm"])[0] for a in no_info}
-            wins = [a for a in no_info if signs[a] > 0]
-            ties = [a for a in no_info if signs[a] == 0]
-            ev = ", ".join(f"{a} {f(_ood(algos[a]))}" for a in no_info) + f" vs ERM {f(erm_ood)}"
-            if 2 * (len(wins) + len(ties)) <= len(no_info):
-                verdict = "holds"
-            elif 2 * len(wins) > len(no_info):
-                verdict = "does not hold"
-            else:
-                needs = [events_needed(algos[a], _COLS["ood"], algos["erm"], _COLS["ood"],
-                                       _ood(algos[a]) - erm_ood) for a in ties]
-                verdict = (f"not decided: within noise ({len(ties)} of {len(no_info)} within {NOISE_Z:g} "
-                           f"SE of ERM" + "".join(f"; {a} {n[2:]}" for a, n in zip(ties, needs, strict=True) if n) + ")")
-            row("no-info-rarely-helps", ev + f" ({len(wins)} of {len(no_info)} better beyond noise, "
-                f"{len(ties)} within)", verdict)
-        da = [a for a in ("dann", "coral") if a in algos]
-        if da and case.family == "track" and case.shift == "pileup":
-            ev = ", ".join(f"{a} {f(_ood(algos[a]))}" for a in da) + f" vs ERM {f(erm_ood)}"
-            lo_hi = []
-            for a in da:
-                m = _margin(algos[a], _COLS["ood"], algos["erm"], _COLS["ood"]) or 0.0
-                gap = abs(_ood(algos[a]) - erm_ood)
-                lo_hi.append(((gap - m) * scale, (gap + m) * scale))
-            if all(hi <= 3.0 for _, hi in lo_hi):
-                verdict = "holds"
-            elif any(lo > 3.0 for lo, _ in lo_hi):
-                verdict = "does not hold"
-            else:
-                # the size at which the 2-SE interval of the gap clears the 3-point line
-                needs = [events_needed(algos[a], _COLS["ood"], algos["erm"], _COLS["ood"],
-                                       abs(_ood(algos[a]) - erm_ood) - 0.03) for a in da]
-                verdict = ("not decided: within noise (gap " + ", ".join(
-                    f"{max(lo, 0.0):.2f}-{hi:.2f}" for lo, hi in lo_hi) + f" points at {NOISE_Z:g} SE"
-                    + "".join(f"; {a} {n[2:]}" for a, n in zip(da, needs, strict=True) if n) + ")")
-            row("da-pileup-close", ev, verdict)
-        if "dann" in algos and case.family == "track" and case.shift == "signal":
-            sign, note = compare(algos["dann"], algos["erm"])
-            row("da-signal-helps", f"DANN {f(_ood(algos['dann']))} vs ERM {f(erm_ood)} ({note})",
-                decide(sign, note))
-        tls = sorted((n, a) for a in algos if (n := tl_size(a)) is not None)
-        if len(tls) >= 2:
-            vals = [_ood(algos[a]) for _, a in tls]
-            ev = ", ".join(f"TL-{n} {f(v)}" for (n, _), v in zip(tls, vals, strict=True))
-            cmp = [compare(algos[b], algos[a]) for (_, a), (_, b) in zip(tls, tls[1:], strict=False)]
-            steps = [c[0] for c in cmp]
-            within = "".join(f"; {c[1].split('; ', 1)[1]}" for c in cmp if c[0] == 0 and "; " in c[1])
-            verdict = ("holds" if all(x > 0 for x in steps) else
-                       "does not hold" if any(x < 0 for x in steps) else
-                       f"not decided: within noise ({steps.count(0)} of {len(steps)} steps within "
-                       f"{NOISE_Z:g} SE{within})")
-            row("tl-grows-with-n", ev, verdict)
-        if tls and case.shift == "fidelity":
-            best_a = (min if lower else max)((a for _, a in tls), key=lambda a: _ood(algos[a]))
-            sign, note = compare(algos[best_a], algos["erm"])
-            row("tl-concept", f"best TL {f(_ood(algos[best_a]))} vs ERM {f(erm_ood)} ({note})", decide(sign, note))
+        rows += _Point(ds, bb, algos, case).rows()
     return Table(
         "GeSS findings checked on this run (GeSS's columns: Test-OOD selected on Val-OOD unless named)",
         ["finding", "GeSS", "case", "ours", "on our data"],
         rows,
-        note="ACC/AUC in %, MAE in eV (lower is better); Test-OOD selected on Val-OOD and Test-ID "
-             "on Val-ID, as GeSS's code reports them; means over seeds. One row per case the run can check; a finding whose algorithms were not run "
-             "is not listed. A finding is judged only where ERM learned in each column it rests on "
-             "(every finding here rests on Test-OOD, and ERM must also have learned Test-ID): in that "
-             "column ERM beats the strongest trivial baseline of the dataset table (same column) by "
-             f"at least {GUARD_POINTS:g} points and by more than {NOISE_Z:g} standard errors of the "
-             f"difference (ACC/AUC), or its MAE is at most {GUARD_MAE_RATIO:g} x the train-mean "
-             "predictor's; elsewhere \"not decided\" gives the two values. A comparison is decided only "
-             f"where the two values differ by more than {NOISE_Z:g} standard errors of the "
-             "difference: the test set's sampling error (accuracy binomial, AUROC Hanley-McNeil "
-             "with two equal classes; taken as independent, which overstates it for one shared "
-             "test set) plus the seeds' spread where there are two or more; MAE with one seed has "
-             "no noise estimate and says so.",
+        note=_orderings_note(),
     )
+
+
+def _orderings_note() -> str:
+    """The note under :func:`orderings`' table: the columns, the guard and the noise rule."""
+    return ("ACC/AUC in %, MAE in eV (lower is better); Test-OOD selected on Val-OOD and Test-ID "
+            "on Val-ID, as GeSS's code reports them; means over seeds. One row per case the run can check; a finding whose algorithms were not run "
+            "is not listed. A finding is judged only where ERM learned in each column it rests on "
+            "(every finding here rests on Test-OOD, and ERM must also have learned Test-ID): in that "
+            "column ERM beats the strongest trivial baseline of the dataset table (same column) by "
+            f"at least {GUARD_POINTS:g} points and by more than {NOISE_Z:g} standard errors of the "
+            f"difference (ACC/AUC), or its MAE is at most {GUARD_MAE_RATIO:g} x the train-mean "
+            "predictor's; elsewhere \"not decided\" gives the two values. A comparison is decided only "
+            f"where the two values differ by more than {NOISE_Z:g} standard errors of the "
+            "difference: the test set's sampling error (accuracy binomial, AUROC Hanley-McNeil "
+            "with two equal classes; taken as independent, which overstates it for one shared "
+            "test set) plus the seeds' spread where there are two or more; MAE with one seed has "
+            "no noise estimate and says so.")
+
+
+def _decide(sign: int, note: str = "") -> str:
+    """The verdict of one comparison; within noise, with what would decide it (the part of
+    ``note`` after the 2 SE: :func:`events_needed`)."""
+    need = f" ({note.split('; ', 1)[1]})" if "; " in note else ""
+    return {1: "holds", -1: "does not hold"}.get(sign, "not decided: within noise" + need)
+
+
+class _Point:
+    """One (dataset, backbone) of a run, its records by algorithm: the rows of
+    :func:`orderings` for the findings it can check, each behind ERM's guard (:func:`_guard`)."""
+
+    def __init__(self, ds: str, bb: str, algos: dict[str, list], case: Any) -> None:
+        self.ds, self.bb, self.algos, self.case = ds, bb, algos, case
+        self.lower = algos["erm"][0]["metrics"]["metric"] == "mae"
+        self.scale = 1.0 if self.lower else 100.0
+        self.erm_ood, self.erm_id = _ood(algos["erm"]), _id(algos["erm"])
+        self.guard = _guard(algos["erm"], self.lower, self.f, ("id", "ood"))
+        self.tls = sorted((n, a) for a in algos if (n := tl_size(a)) is not None)
+        self.out: list[list[str]] = []
+
+    def f(self, v: float) -> str:
+        """A value as the table prints it: MAE in eV, else percent."""
+        return f"{v:.3f}" if self.lower else f"{v * self.scale:.2f}"
+
+    def compare(self, a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]],
+                a_side: str = "ood", b_side: str = "ood") -> tuple[int, str]:
+        """+1 where ``a`` is better than ``b`` by more than NOISE_Z standard errors of the
+        difference, -1 where worse, 0 within; and the evidence ``(Δ ..., 2 SE ...)``. The
+        two are taken as independent samples (conservative for one shared test set); with
+        no noise estimate (MAE, one seed) the plain ordering decides, and says so."""
+        lower, scale = self.lower, self.scale
+        margin = _margin(a, _COLS[a_side], b, _COLS[b_side])
+        ma = _ood(a) if a_side == "ood" else _id(a)
+        mb = _ood(b) if b_side == "ood" else _id(b)
+        gain = (mb - ma) if lower else (ma - mb)
+        if margin is None:
+            return (1 if gain > 0 else -1), f"Δ {gain * scale:+.{3 if lower else 2}f}, no noise estimate"
+        sign = 0 if abs(gain) <= margin else (1 if gain > 0 else -1)
+        need = events_needed(a, _COLS[a_side], b, _COLS[b_side], gain) if sign == 0 else ""
+        return sign, (f"Δ {gain * scale:+.{3 if lower else 2}f}, {NOISE_Z:g} SE "
+                      f"{margin * scale:.{3 if lower else 2}f}{need}")
+
+    def row(self, fid: str, evidence: str, verdict: str) -> None:
+        """A row of finding ``fid``; its verdict is the guard's where ERM did not learn."""
+        statement, where = next((f[1], f[2]) for f in FINDINGS if f[0] == fid)
+        self.out.append([statement, where, f"{self.ds} / {self.bb}", evidence, self.guard or verdict])
+
+    def rows(self) -> list[list[str]]:
+        """The rows of every finding this point can check, in :data:`FINDINGS`' order."""
+        algos, f = self.algos, self.f
+        sign, note = self.compare(algos["erm"], algos["erm"], "id", "ood")
+        self.row("shift-hurts", f"ERM Test-ID {f(self.erm_id)}, Test-OOD {f(self.erm_ood)} ({note})",
+                 _decide(sign, note))
+        self.no_info_rarely_helps()
+        self.da_pileup_close()
+        if "dann" in algos and self.case.family == "track" and self.case.shift == "signal":
+            sign, note = self.compare(algos["dann"], algos["erm"])
+            self.row("da-signal-helps", f"DANN {f(_ood(algos['dann']))} vs ERM {f(self.erm_ood)} ({note})",
+                     _decide(sign, note))
+        self.tl_grows_with_n()
+        if self.tls and self.case.shift == "fidelity":
+            best_a = (min if self.lower else max)((a for _, a in self.tls), key=lambda a: _ood(algos[a]))
+            sign, note = self.compare(algos[best_a], algos["erm"])
+            self.row("tl-concept", f"best TL {f(_ood(algos[best_a]))} vs ERM {f(self.erm_ood)} ({note})",
+                     _decide(sign, note))
+        return self.out
+
+    def no_info_rarely_helps(self) -> None:
+        """At most half of the No-Info methods run beat ERM beyond noise."""
+        algos, f, erm_ood = self.algos, self.f, self.erm_ood
+        no_info = [a for a in ("vrex", "groupdro", "dir", "lri", "mixup") if a in algos]
+        if not no_info:
+            return
+        signs = {a: self.compare(algos[a], algos["erm"])[0] for a in no_info}
+        wins = [a for a in no_info if signs[a] > 0]
+        ties = [a for a in no_info if signs[a] == 0]
+        ev = ", ".join(f"{a} {f(_ood(algos[a]))}" for a in no_info) + f" vs ERM {f(erm_ood)}"
+        if 2 * (len(wins) + len(ties)) <= len(no_info):
+            verdict = "holds"
+        elif 2 * len(wins) > len(no_info):
+            verdict = "does not hold"
+        else:
+            needs = [events_needed(algos[a], _COLS["ood"], algos["erm"], _COLS["ood"],
+                                   _ood(algos[a]) - erm_ood) for a in ties]
+            verdict = (f"not decided: within noise ({len(ties)} of {len(no_info)} within {NOISE_Z:g} "
+                       f"SE of ERM" + "".join(f"; {a} {n[2:]}" for a, n in zip(ties, needs, strict=True) if n) + ")")
+        self.row("no-info-rarely-helps", ev + f" ({len(wins)} of {len(no_info)} better beyond noise, "
+                 f"{len(ties)} within)", verdict)
+
+    def da_pileup_close(self) -> None:
+        """Under the pileup shift DANN / DeepCoral stay within 3 points of ERM (the 2-SE interval
+        of each gap)."""
+        algos, f, erm_ood = self.algos, self.f, self.erm_ood
+        da = [a for a in ("dann", "coral") if a in algos]
+        if not (da and self.case.family == "track" and self.case.shift == "pileup"):
+            return
+        ev = ", ".join(f"{a} {f(_ood(algos[a]))}" for a in da) + f" vs ERM {f(erm_ood)}"
+        lo_hi = []
+        for a in da:
+            m = _margin(algos[a], _COLS["ood"], algos["erm"], _COLS["ood"]) or 0.0
+            gap = abs(_ood(algos[a]) - erm_ood)
+            lo_hi.append(((gap - m) * self.scale, (gap + m) * self.scale))
+        if all(hi <= 3.0 for _, hi in lo_hi):
+            verdict = "holds"
+        elif any(lo > 3.0 for lo, _ in lo_hi):
+            verdict = "does not hold"
+        else:
+            # the size at which the 2-SE interval of the gap clears the 3-point line
+            needs = [events_needed(algos[a], _COLS["ood"], algos["erm"], _COLS["ood"],
+                                   abs(_ood(algos[a]) - erm_ood) - 0.03) for a in da]
+            verdict = ("not decided: within noise (gap " + ", ".join(
+                f"{max(lo, 0.0):.2f}-{hi:.2f}" for lo, hi in lo_hi) + f" points at {NOISE_Z:g} SE"
+                + "".join(f"; {a} {n[2:]}" for a, n in zip(da, needs, strict=True) if n) + ")")
+        self.row("da-pileup-close", ev, verdict)
+
+    def tl_grows_with_n(self) -> None:
+        """Par-Label TL improves at each step to a larger N."""
+        algos, tls = self.algos, self.tls
+        if len(tls) < 2:
+            return
+        vals = [_ood(algos[a]) for _, a in tls]
+        ev = ", ".join(f"TL-{n} {self.f(v)}" for (n, _), v in zip(tls, vals, strict=True))
+        cmp = [self.compare(algos[b], algos[a]) for (_, a), (_, b) in zip(tls, tls[1:], strict=False)]
+        steps = [c[0] for c in cmp]
+        within = "".join(f"; {c[1].split('; ', 1)[1]}" for c in cmp if c[0] == 0 and "; " in c[1])
+        verdict = ("holds" if all(x > 0 for x in steps) else
+                   "does not hold" if any(x < 0 for x in steps) else
+                   f"not decided: within noise ({steps.count(0)} of {len(steps)} steps within "
+                   f"{NOISE_Z:g} SE{within})")
+        self.row("tl-grows-with-n", ev, verdict)

@@ -255,62 +255,82 @@ def _negative_baselines_note(rows: list[list[str]], models: list[str], shift: st
 def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     """Tables 2-4 layout (per dataset and shift: estimators x models, ours beside the paper's),
     rho per perturbation type, and LeBed's stopping steps."""
-    from gs_bench.published import lebed_published
-
-    out = []
     by_ds = group_records(records, ("dataset", "shift"))
-    for (ds, shift) in sorted(by_ds):
-        recs = by_ds[(ds, shift)]
-        models = [m for m in MODELS if any(r["job"]["params"]["model"] == m for r in recs)]
-        fam = paper_family(ds)
-        cols = ["method"]
-        for m in models:
-            cols += [f"{m.upper()} ρ", "paper ρ", f"{m.upper()} R²", "paper R²"]
-        rows = []
-        for k in ESTIMATORS:
-            row = [LABELS[k]]
-            for m in models:
-                mr = list(pool_shards([r for r in recs if r["job"]["params"]["model"] == m]).values())
-                pub = lebed_published(fam, m, k) if fam else None
-                row += [
-                    seed_cell([x[f"{k}_spearman"] for x in mr], 2),
-                    f"{pub[0]:.2f}" if pub else "—",
-                    seed_cell([x[f"{k}_r2"] for x in mr], 3),
-                    f"{pub[1]:.3f}" if pub else "—",
-                ]
-            rows.append(row)
-        pooled = [x for m in models for x in pool_shards(
-            [r for r in recs if r["job"]["params"]["model"] == m]).values()]
-        n = {f"{x['num']} of {x['set_size']}" if x["set_size"] else str(x["num"]) for x in pooled}
-        approx = sorted({a for x in pooled for a in x["approx"]})
-        cfgs = sorted({x["config"].get("source", "") for x in pooled} - {""})
-        table_no = {"feature": "Table 2", "domain": "Table 3", "temporal": "Table 4"}.get(shift, "")
-        note = (
-            "Sign convention: our ρ is computed on orientation-corrected scores (each score grows "
-            "with the error), so a useful estimator has ρ > 0. The paper prints the raw ρ of each "
-            "score; its ConfScore and Entropy (the authors' code computes the negative entropy) "
-            "columns are shown here with the sign flipped, ATC / threshold (estimated errors) and "
-            "LeBed as printed. R² is sign-free. "
-            f"Test graphs per run: {', '.join(str(v) for v in sorted(n))}. "
-            f"Pre-training: {'; '.join(sorted({pretraining_of(r) for r in recs}))}. "
-            f"Re-training settings: {'; '.join(cfgs) or 'n/a'}."
-        )
-        if fam is None:
-            note += f" The paper has no {ds} column: the paper columns are empty."
-        note += _negative_baselines_note(rows, models, shift)
-        if approx:
-            note += " Approximations: " + " ".join(approx)
-        out.append(Table(
-            f"Label-free test-error estimation, {shift} shift on {ds} (paper {table_no} layout)",
-            cols, rows, note=note,
-        ))
+    out = [_estimation_table(ds, shift, by_ds[(ds, shift)]) for (ds, shift) in sorted(by_ds)]
     groups = group_records(records, ("dataset", "shift", "model"))
-    rows = []
     kinds: list[str] = []
     for r in records:
         for q in r["metrics"].get("perturbations", []):
             if q not in kinds:
                 kinds.append(q)
+    out.append(_perturbation_table(groups, kinds))
+    mix = _domain_mix_table(records)
+    if mix is not None:
+        out.append(mix)
+    out.append(_stopping_table(groups, kinds))
+    return out
+
+
+def _estimation_table(ds: str, shift: str, recs: list[dict[str, Any]]) -> Table:
+    """The paper's Tables 2-4 layout for one dataset and shift: estimators x models, our rho
+    and R² beside the paper's."""
+    from gs_bench.published import lebed_published
+
+    models = [m for m in MODELS if any(r["job"]["params"]["model"] == m for r in recs)]
+    fam = paper_family(ds)
+    cols = ["method"]
+    for m in models:
+        cols += [f"{m.upper()} ρ", "paper ρ", f"{m.upper()} R²", "paper R²"]
+    rows = []
+    for k in ESTIMATORS:
+        row = [LABELS[k]]
+        for m in models:
+            mr = list(pool_shards([r for r in recs if r["job"]["params"]["model"] == m]).values())
+            pub = lebed_published(fam, m, k) if fam else None
+            row += [
+                seed_cell([x[f"{k}_spearman"] for x in mr], 2),
+                f"{pub[0]:.2f}" if pub else "—",
+                seed_cell([x[f"{k}_r2"] for x in mr], 3),
+                f"{pub[1]:.3f}" if pub else "—",
+            ]
+        rows.append(row)
+    table_no = {"feature": "Table 2", "domain": "Table 3", "temporal": "Table 4"}.get(shift, "")
+    return Table(
+        f"Label-free test-error estimation, {shift} shift on {ds} (paper {table_no} layout)",
+        cols, rows, note=_estimation_note(ds, shift, recs, models, rows),
+    )
+
+
+def _estimation_note(ds: str, shift: str, recs: list[dict[str, Any]], models: list[str],
+                     rows: list[list[str]]) -> str:
+    """The note under :func:`_estimation_table`: the sign convention, the test graphs, the
+    pre- and re-training settings, and what a reader could take for a bug."""
+    pooled = [x for m in models for x in pool_shards(
+        [r for r in recs if r["job"]["params"]["model"] == m]).values()]
+    n = {f"{x['num']} of {x['set_size']}" if x["set_size"] else str(x["num"]) for x in pooled}
+    approx = sorted({a for x in pooled for a in x["approx"]})
+    cfgs = sorted({x["config"].get("source", "") for x in pooled} - {""})
+    note = (
+        "Sign convention: our ρ is computed on orientation-corrected scores (each score grows "
+        "with the error), so a useful estimator has ρ > 0. The paper prints the raw ρ of each "
+        "score; its ConfScore and Entropy (the authors' code computes the negative entropy) "
+        "columns are shown here with the sign flipped, ATC / threshold (estimated errors) and "
+        "LeBed as printed. R² is sign-free. "
+        f"Test graphs per run: {', '.join(str(v) for v in sorted(n))}. "
+        f"Pre-training: {'; '.join(sorted({pretraining_of(r) for r in recs}))}. "
+        f"Re-training settings: {'; '.join(cfgs) or 'n/a'}."
+    )
+    if paper_family(ds) is None:
+        note += f" The paper has no {ds} column: the paper columns are empty."
+    note += _negative_baselines_note(rows, models, shift)
+    if approx:
+        note += " Approximations: " + " ".join(approx)
+    return note
+
+
+def _perturbation_table(groups: dict[tuple, list[dict[str, Any]]], kinds: list[str]) -> Table:
+    """Spearman rho of LeBed and the baselines per perturbation type, per run."""
+    rows = []
     for key in sorted(groups):
         pooled = list(pool_shards(groups[key]).values())
         for k in ("lebed", "conf", "entropy", "atc_mc"):
@@ -318,14 +338,16 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
                 seed_cell([x.get(f"{k}_spearman_{q}", float("nan")) for x in pooled], 2)
                 for q in kinds
             ])
-    out.append(Table(
+    return Table(
         "Spearman ρ per perturbation type (orientation-corrected)",
         ["run", "method", *kinds], rows,
         note="Each column uses only the test graphs of one perturbation type.",
-    ))
-    mix = _domain_mix_table(records)
-    if mix is not None:
-        out.append(mix)
+    )
+
+
+def _stopping_table(groups: dict[tuple, list[dict[str, Any]]], kinds: list[str]) -> Table:
+    """LeBed's re-training steps until its rule fired (quantiles, per perturbation type) and
+    the seconds per test graph, per run."""
     rows = []
     for key in sorted(groups):
         pooled = list(pool_shards(groups[key]).values())
@@ -345,7 +367,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
             *per_kind, seed_cell([v for v in secs if v is not None], 1),
             seed_cell([v for v in cpu if v is not None], 1),
         ])
-    out.append(Table(
+    return Table(
         "LeBed stopping steps (re-training updates until the D_stru rule fired)",
         ["run", "min", "q25", "median", "q75", "max", "stopped by the rule",
          *[f"median {q}" for q in kinds], "s / test graph", "CPU s / test graph"],
@@ -353,8 +375,7 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
         note="'stopped by the rule': share of test graphs whose re-training stopped before the "
         "step limit. Seconds per test graph include inference, the baselines and LeBed's "
         "re-training, on the machine of the run (wall clock, and this job's own CPU time).",
-    ))
-    return out
+    )
 
 
 def figures(records: Sequence[dict[str, Any]], report_dir: Path) -> list[Figure]:

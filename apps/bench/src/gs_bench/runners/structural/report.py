@@ -12,17 +12,8 @@ import numpy as np
 
 from gs_algos.names import ROBUSTNESS_METHODS
 from gs_bench.published import published
-from gs_bench.report import (
-    OFF_THRESHOLD,
-    Figure,
-    Table,
-    cell_against_paper,
-    cells_off,
-    fmt_mean_std,
-    group_records,
-    has_paper_values,
-    mean_std,
-)
+from gs_bench.report import Figure, Table, fmt_mean_std, group_records, has_paper_values, mean_std
+from gs_bench.runners.paper import OFF_THRESHOLD, cell_against_paper, cells_off, off_cells_table
 from gs_bench.runners.structural.pictures import MASKS_READ, split_figures
 from gs_bench.runners.structural.spec import (
     SHIFT_ORDER,
@@ -62,87 +53,106 @@ def tables(records: Sequence[dict[str, Any]]) -> list[Table]:
     shifts += sorted({k[3] for k in groups} - set(shifts))  # registered strategies
     for ratio in ratios:
         for ds in datasets:
-            rows = []
-            for meth in methods:
-                row = [{"erm": "ERM"}.get(meth, method_label(meth))]
-                present = False
-                for sh in shifts:
-                    recs = groups.get((ds, ratio, meth, sh), [])
-                    present |= bool(recs)
-                    for metric in ("id_acc", "ood_acc"):
-                        vals = [r["metrics"][metric] for r in recs]
-                        cell = fmt_mean_std(vals)
-                        if ratio == "50:50":
-                            cell += pub_cell(ds, sh, meth, metric, mean_std(vals)[0])
-                        row.append(cell)
-                if present and meth in ROBUSTNESS_ROWS:
-                    rows.append(row)
-            if rows:
-                cols = ["method"] + [f"{sh} {part}" for sh in shifts for part in ("ID", "OOD")]
-                out.append(Table(
-                    f"OOD robustness on {ds} (ID:OOD {ratio}): accuracy (%), mean ± std over seeds (paper Tables 9-15 layout)",
-                    cols, rows,
-                    note=("Paper values (Tables 9-10) beside ours where the paper has the same setting: "
-                          "\"(n=3)\" is our run count, \"(paper 72.43, Δ -1.36; SS Table 10)\" the value of "
-                          "Table 10 of the structural-shifts paper (Bazhenov et al.) and Δ = ours − paper; "
-                          "the OOD-detection tables below read the same way."
-                          if has_paper_values(rows) else
-                          f"No paper value in this table: the paper reports no {ds} at ID:OOD {ratio} "
-                          "(its Tables 9-10 hold the 50:50 splits of its seven datasets)."),
-                ))
-            rows = []
-            for meth in methods:
-                row = [("SE" if meth == "erm" else "SE + mod" if meth == "erm+mod" else method_label(meth))]
-                present = False
-                pub_name = published_name(meth)
-                for sh in shifts:
-                    recs = groups.get((ds, ratio, meth, sh), [])
-                    present |= bool(recs)
-                    vals = [ood_auroc(r, meth) for r in recs]
-                    cell = fmt_mean_std(vals)
-                    if ratio == "50:50":
-                        cell += pub_cell(ds, sh, pub_name, "ood_auroc", mean_std(vals)[0])
-                    row.append(cell)
-                if present and meth not in ROBUSTNESS_METHODS:
-                    rows.append(row)
-            if rows:
-                out.append(Table(
-                    f"OOD detection on {ds} (ID:OOD {ratio}): AUROC (%) (paper Tables 16-22 layout)",
-                    ["method", *shifts], rows,
-                ))
-        # Table 1 layout: ERM relative drop and SE AUROC per dataset
-        rows = []
-        for ds in datasets:
-            row = [ds]
-            for metric, pub_method, fmt in (("drop", "erm", "{:+.2f} %"), ("ood_auroc", "se", "{:.2f}")):
-                for sh in shifts:
-                    vals = [r["metrics"][metric] for r in groups.get((ds, ratio, "erm", sh), [])]
-                    m, _, n = mean_std(vals)
-                    cell = f"{fmt.format(m * 100)} (n={n})" if n else "—"
-                    pub = published("structural-shifts", ds, ratio, sh, pub_method, metric)
-                    if n and pub is not None:
-                        cell += f" (paper {pub[0]:.2f}, Δ {m * 100 - pub[0]:+.2f}; {pub[1]})"
-                    row.append(cell)
-            rows.append(row)
-        if any(any(c != "—" for c in r[1:]) for r in rows):
-            out.append(Table(
-                f"ERM accuracy drop ID→OOD and SE OOD-detection AUROC (ID:OOD {ratio}; paper Table 1 layout)",
-                ["dataset", *[f"drop {s}" for s in shifts], *[f"AUROC {s}" for s in shifts]], rows,
-            ))
+            out += [t for t in (_accuracy_table(groups, ds, ratio, methods, shifts),
+                                _detection_table(groups, ds, ratio, methods, shifts)) if t is not None]
+        drop = _drop_table(groups, datasets, ratio, shifts)
+        if drop is not None:
+            out.append(drop)
     out += summary_tables(records)
     splits = split_table(records)
     if splits is not None:
         out.append(splits)
-    off = off_cells(records)
-    if off:
-        out.append(Table(
-            f"Cells more than {OFF_THRESHOLD:g} points from the paper ({len(off)} of {len(paper_cells(records))} cells with a paper value)",
-            ["dataset", "shift", "method", "metric", "n", "ours", "paper", "Δ"],
-            [[c["dataset"], c["shift"], c["method"], c["metric"], str(c["n"]), f"{c['ours']:.2f}",
-              f"{c['paper']:.2f}", f"{c['delta']:+.2f}"] for c in off],
-            note="The gs-bench README gives one sentence of explanation per cell of the committed ci run.",
-        ))
-    return out
+    off = off_cells_table(paper_cells(records), "cells with a paper value",
+                          ["dataset", "shift", "method", "metric", "n", "ours", "paper", "Δ"],
+                          ("dataset", "shift", "method", "metric"))
+    return out if off is None else [*out, off]
+
+
+def _accuracy_table(groups: dict[tuple, list[dict[str, Any]]], ds: str, ratio: str,
+                    methods: list[str], shifts: list[str]) -> Table | None:
+    """Tables 9-15 layout: ID / OOD accuracy of the robustness rows on ``ds`` at ``ratio``, the
+    paper's value beside ours at 50:50; None without such a row."""
+    rows = []
+    for meth in methods:
+        row = [{"erm": "ERM"}.get(meth, method_label(meth))]
+        present = False
+        for sh in shifts:
+            recs = groups.get((ds, ratio, meth, sh), [])
+            present |= bool(recs)
+            for metric in ("id_acc", "ood_acc"):
+                vals = [r["metrics"][metric] for r in recs]
+                cell = fmt_mean_std(vals)
+                if ratio == "50:50":
+                    cell += pub_cell(ds, sh, meth, metric, mean_std(vals)[0])
+                row.append(cell)
+        if present and meth in ROBUSTNESS_ROWS:
+            rows.append(row)
+    if not rows:
+        return None
+    cols = ["method"] + [f"{sh} {part}" for sh in shifts for part in ("ID", "OOD")]
+    return Table(
+        f"OOD robustness on {ds} (ID:OOD {ratio}): accuracy (%), mean ± std over seeds (paper Tables 9-15 layout)",
+        cols, rows,
+        note=("Paper values (Tables 9-10) beside ours where the paper has the same setting: "
+              "\"(n=3)\" is our run count, \"(paper 72.43, Δ -1.36; SS Table 10)\" the value of "
+              "Table 10 of the structural-shifts paper (Bazhenov et al.) and Δ = ours − paper; "
+              "the OOD-detection tables below read the same way."
+              if has_paper_values(rows) else
+              f"No paper value in this table: the paper reports no {ds} at ID:OOD {ratio} "
+              "(its Tables 9-10 hold the 50:50 splits of its seven datasets)."),
+    )
+
+
+def _detection_table(groups: dict[tuple, list[dict[str, Any]]], ds: str, ratio: str,
+                     methods: list[str], shifts: list[str]) -> Table | None:
+    """Tables 16-22 layout: OOD-detection AUROC of the uncertainty rows on ``ds`` at ``ratio``,
+    the paper's value beside ours at 50:50; None without such a row."""
+    rows = []
+    for meth in methods:
+        row = [("SE" if meth == "erm" else "SE + mod" if meth == "erm+mod" else method_label(meth))]
+        present = False
+        pub_name = published_name(meth)
+        for sh in shifts:
+            recs = groups.get((ds, ratio, meth, sh), [])
+            present |= bool(recs)
+            vals = [ood_auroc(r, meth) for r in recs]
+            cell = fmt_mean_std(vals)
+            if ratio == "50:50":
+                cell += pub_cell(ds, sh, pub_name, "ood_auroc", mean_std(vals)[0])
+            row.append(cell)
+        if present and meth not in ROBUSTNESS_METHODS:
+            rows.append(row)
+    if not rows:
+        return None
+    return Table(
+        f"OOD detection on {ds} (ID:OOD {ratio}): AUROC (%) (paper Tables 16-22 layout)",
+        ["method", *shifts], rows,
+    )
+
+
+def _drop_table(groups: dict[tuple, list[dict[str, Any]]], datasets: list[str], ratio: str,
+                shifts: list[str]) -> Table | None:
+    """Table 1 layout: ERM's relative accuracy drop ID -> OOD and SE's AUROC per dataset at
+    ``ratio``, the paper's value beside ours where it has one; None without any value."""
+    rows = []
+    for ds in datasets:
+        row = [ds]
+        for metric, pub_method, fmt in (("drop", "erm", "{:+.2f} %"), ("ood_auroc", "se", "{:.2f}")):
+            for sh in shifts:
+                vals = [r["metrics"][metric] for r in groups.get((ds, ratio, "erm", sh), [])]
+                m, _, n = mean_std(vals)
+                cell = f"{fmt.format(m * 100)} (n={n})" if n else "—"
+                pub = published("structural-shifts", ds, ratio, sh, pub_method, metric)
+                if n and pub is not None:
+                    cell += f" (paper {pub[0]:.2f}, Δ {m * 100 - pub[0]:+.2f}; {pub[1]})"
+                row.append(cell)
+        rows.append(row)
+    if not any(any(c != "—" for c in r[1:]) for r in rows):
+        return None
+    return Table(
+        f"ERM accuracy drop ID→OOD and SE OOD-detection AUROC (ID:OOD {ratio}; paper Table 1 layout)",
+        ["dataset", *[f"drop {s}" for s in shifts], *[f"AUROC {s}" for s in shifts]], rows,
+    )
 
 
 def paper_cells(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
