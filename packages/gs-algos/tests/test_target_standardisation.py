@@ -119,7 +119,7 @@ def test_node_level_regression_is_standardised_too(synthetic_graph, tiny_mlp):
 def test_option_is_checked_and_part_of_the_identity(synthetic_clouds, tiny_pointnet):
     with pytest.raises(ValueError, match="regression only"):
         TrainConfig.gess(task="binary", metric="auroc", standardize_targets=True)
-    from gs_algos.engine import _config_key
+    from gs_algos.engine.loop import _config_key
 
     a = _cfg()
     assert a.identity() != a.replace(standardize_targets=True).identity()

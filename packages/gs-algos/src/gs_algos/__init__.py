@@ -31,7 +31,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("EMConfig", "EMResult", "fit_epfgnn", "fit_gmnn"), "em"),
     **dict.fromkeys(
         ("EpochInfo", "FitResult", "Track", "evaluate_outputs", "fit_graph", "fit_node",
-         "predict_graph", "predict_node", "sample_neighbors", "seeded"),
+         "predict_graph", "predict_node", "seeded"),
         "engine",
     ),
     **dict.fromkeys(
@@ -72,7 +72,6 @@ if TYPE_CHECKING:  # the names for type checkers and IDEs
         fit_node,
         predict_graph,
         predict_node,
-        sample_neighbors,
         seeded,
     )
     from gs_algos.finetune import (
@@ -122,6 +121,5 @@ __all__ = [
     "predict_graph",
     "predict_node",
     "resolve_device",
-    "sample_neighbors",
     "seeded",
 ]
