@@ -40,7 +40,6 @@ __all__ = [
     "builtin_method_names",
     "builtin_node_method_names",
     "canonical_method",
-    "check_robustness_variant",
 ]
 
 #: How a named node method (:data:`gs_algos.node_methods.NODE_METHODS`) trains and scores:
@@ -136,11 +135,3 @@ def builtin_method_names(level: str | None = None) -> list[str]:
 def builtin_node_method_names() -> list[str]:
     """The shipped named node methods of the structural-shifts route, in table order."""
     return [n for n, m in BUILTIN_METHODS.items() if m.node is not None]
-
-
-def check_robustness_variant(variant: object, what: str = "robustness_variant") -> str:
-    """``variant`` if it is one of :data:`ROBUSTNESS_VARIANTS`, else ``ValueError`` naming
-    ``what`` and the accepted values."""
-    if variant not in ROBUSTNESS_VARIANTS:
-        raise ValueError(f"{what} must be one of {list(ROBUSTNESS_VARIANTS)}, got {variant!r}")
-    return str(variant)

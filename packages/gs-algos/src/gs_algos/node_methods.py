@@ -477,7 +477,7 @@ def _robust(name: str, **kwargs: Any) -> Callable[[], Method]:
 
 
 def _robust_model(name: str, variant: str = DEFAULT_ROBUSTNESS_VARIANT) -> NodeMethod:
-    check_variant(variant)
+    # ``variant`` is checked by node_method, the boundary that receives it, not here again.
     # GOOD's training step runs the model once per pass: no extra batch-norm updates
     return SingleModel(name, _robust(name, variant=variant), norm_updates=1)
 
@@ -518,7 +518,9 @@ def node_method(name: str, num_members: int = 5,
     ``robustness_variant`` picks the formulation of DANN, CORAL, Mixup and EERM:
     ``"good"`` (default; the GOOD benchmark's code, which the paper used, section 4) or
     ``"ours-v1"`` (our earlier formulation); see :mod:`gs_algos.methods.robust` and
-    :mod:`gs_algos.methods.eerm`. Other methods ignore it."""
+    :mod:`gs_algos.methods.eerm`. Other methods ignore it; it is checked here, for every
+    method (the factories of :data:`NODE_METHODS` do not check it again; the method class
+    checks the ``variant`` it is built with, as it does for any caller)."""
     key = canonical_method(name)
     if key not in NODE_METHODS:
         raise ValueError(f"unknown node method {name!r}; accepted: {sorted([*NODE_METHODS, *ALIASES])}")
