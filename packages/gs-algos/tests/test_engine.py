@@ -8,8 +8,9 @@ import math
 import pytest
 import torch
 
-from gs_algos import TrainConfig, fit_graph, fit_node, predict_node
 from gs_algos.checkpoint import load_checkpoint
+from gs_algos.config import TrainConfig
+from gs_algos.engine import fit_graph, fit_node, predict_node
 from gs_algos.methods import DANN, ERM, VREx
 
 

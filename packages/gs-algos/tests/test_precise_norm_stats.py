@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gs_algos import TrainConfig, fit_graph
+from gs_algos.config import TrainConfig
+from gs_algos.engine import fit_graph
 from gs_algos.engine.graph import _norm_stats_subset, _norms, recompute_norm_stats
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gs_algos import TrainConfig, finetune_graph, fit_graph, fit_node, predict_graph
-from gs_algos.engine import TargetScale, fold_target_scale
+from gs_algos.config import TrainConfig
+from gs_algos.engine import TargetScale, fit_graph, fit_node, fold_target_scale, predict_graph
+from gs_algos.finetune import finetune_graph
 
 OFFSET = 50.0  # targets far from a default head's outputs (about 0)
 

@@ -124,7 +124,7 @@ class MemberCache:
 
     ``tag`` names what the caller knows and the member's training does not show: the
     dataset and its split, the model preset. :meth:`key` adds the family, the seed, the
-    :class:`~gs_algos.TrainConfig` and the model's parameter shapes. Writes are atomic, and a
+    :class:`~gs_algos.config.TrainConfig` and the model's parameter shapes. Writes are atomic, and a
     member missing from the cache is trained under a lock (``<key>.pt.lock``), so processes
     that need it at once train it once.
     """
@@ -502,7 +502,7 @@ NODE_METHODS: dict[str, Callable[..., NodeMethod]] = {
     name: _NODE_FACTORIES[m.node](name, m.family)
     for name, m in BUILTIN_METHODS.items() if m.node is not None
 }
-#: the named methods shipped with gs-algos; :func:`gs_algos.register_method` adds more
+#: the named methods shipped with gs-algos; :func:`gs_algos.registry.register_method` adds more
 BUILTIN_NODE_METHODS = frozenset(NODE_METHODS)
 
 
