@@ -101,7 +101,8 @@ def toy_dataset():
 
 @pytest.fixture
 def toy_method():
-    from gs_algos import Method, register_method, unregister_method
+    from gs_algos.methods import Method
+    from gs_algos.registry import register_method, unregister_method
 
     class Flooding(Method):
         """A toy method: flooding (Ishida et al. 2020) of the mean loss at level 0.1."""
@@ -170,7 +171,8 @@ def test_a_registered_dataset_loads_and_splits(toy_dataset, toy_strategy):
 
 def test_a_registered_model_is_built_and_trained(toy_model, toy_dataset):
     import gs_data
-    from gs_algos import TrainConfig, fit_node
+    from gs_algos.config import TrainConfig
+    from gs_algos.engine import fit_node
     from gs_models import available_models, build_model
 
     assert toy_model in available_models()
@@ -183,8 +185,11 @@ def test_a_registered_model_is_built_and_trained(toy_model, toy_dataset):
 
 def test_a_registered_method_and_metric_train_a_model(toy_method, toy_metric, toy_dataset):
     import gs_data
-    from gs_algos import METHODS, TrainConfig, available_methods, fit_node
+    from gs_algos.config import TrainConfig
+    from gs_algos.engine import fit_node
+    from gs_algos.methods import METHODS
     from gs_algos.node_methods import node_method
+    from gs_algos.registry import available_methods
     from gs_metrics import available_metrics, get_metric
     from gs_models import build_model
 

@@ -239,11 +239,8 @@ def test_a_planted_second_copy_is_caught(piece, tmp_path):
 
 def test_the_shared_pieces_are_the_same_objects():
     """The names kept for compatibility are the one implementation, not copies."""
-    import gs_algos
     import gs_models
-    import gs_models.sampling
     from gs_models.configs import EDGEWISE_GCN, EPFGNNConfig, GMNNConfig
 
-    assert gs_algos.sample_neighbors is gs_models.sampling.sample_neighbors
     assert gs_models.preset("edgewise-gcn") is EDGEWISE_GCN
     assert GMNNConfig().q is EDGEWISE_GCN and EPFGNNConfig().backbone is EDGEWISE_GCN

@@ -31,7 +31,7 @@ class StoredModel:
 def load_erm(run: Path, dataset: str, backbone: str, seed: int) -> StoredModel | None:
     """The ERM model of (dataset, backbone, seed) in ``run`` (the full-size record: no
     ``train_events``), or ``None`` with the reason on stderr."""
-    from gs_algos import seeded
+    from gs_algos.engine import seeded
     from gs_bench.runners import gess
     from gs_bench.runners.gess.data import cached_graph_parts
     from gs_models import build_model

@@ -52,7 +52,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(1)
     import gs_models
-    from gs_algos import EMConfig
+    from gs_algos.em import EMConfig
     from gs_bench.published import published
     from gs_bench.runners import edgewise
 

@@ -27,7 +27,7 @@ def main() -> None:
     ap.add_argument("--splits", type=int, nargs="+", default=[0, 1])
     args = ap.parse_args()
     torch.set_num_threads(1)
-    from gs_algos import EMConfig
+    from gs_algos.em import EMConfig
     from gs_bench.runners import edgewise
 
     preset = EMConfig.epfgnn.__func__

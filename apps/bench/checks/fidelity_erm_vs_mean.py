@@ -66,7 +66,8 @@ def main() -> None:
 
     import torch
 
-    from gs_algos import METHODS, fit_graph, predict_graph, seeded
+    from gs_algos.engine import fit_graph, predict_graph, seeded
+    from gs_algos.methods import METHODS
     from gs_bench.runners import gess
     from gs_models import build_model
 

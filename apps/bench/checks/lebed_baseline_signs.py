@@ -91,7 +91,7 @@ def authors_scores(p, thr_mc, thr_ne):
 def our_predictions(dataset: str, shift: str, settings: dict, indices=None):
     """Pre-training and per-graph outputs exactly as gs_bench.runners.lebed.run_job (its
     ``pretrained``, under the committed run's settings, seed 0), without the LeBed re-training."""
-    from gs_algos import predict_node
+    from gs_algos.engine import predict_node
     from gs_bench.runners.lebed import Settings
     from gs_bench.runners.lebed.job import pretrained
     from gs_metrics import atc_score, conf_score, entropy_score, fit_atc_threshold, threshold_score

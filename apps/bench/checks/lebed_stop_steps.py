@@ -292,7 +292,8 @@ def main() -> None:
         return wanted is None or name in wanted
 
     import gs_data
-    from gs_algos import TrainConfig, predict_node, seeded
+    from gs_algos.config import TrainConfig
+    from gs_algos.engine import predict_node, seeded
     from gs_algos.lebed import authors_config, lebed_score, pretrain
     from gs_data.lebed import FeatureShiftConfig
     from gs_metrics.lebed import sample_non_edges

@@ -54,7 +54,7 @@ GOOD_OPTIMISER = {"erm": (1e-3, 0.0, 100), "dann": (1e-3, 0.0, 100), "coral": (1
 
 
 def _patch(protocol: str, method: str, select: str = "in", steps: int = 1) -> None:
-    from gs_algos import TrainConfig
+    from gs_algos.config import TrainConfig
 
     original = TrainConfig.__dict__["structural_shifts"].__func__
 

@@ -36,7 +36,7 @@ GESS = {"track-pileup-pu50": 87.65, "track-signal-tau3mu": 65.98}
 
 
 def _accuracy(model, graphs) -> float:
-    from gs_algos import predict_graph
+    from gs_algos.engine import predict_graph
 
     _, out = predict_graph(model, graphs, None, 256)
     pred = (out.reshape(-1) > 0).numpy().astype(int)

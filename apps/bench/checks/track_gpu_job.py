@@ -98,7 +98,8 @@ def load_parts(path: str, knn_k: int, device: str = "cpu", coords: str = "unit",
 def train(args: argparse.Namespace) -> None:
     import torch
 
-    from gs_algos import METHODS, fit_graph, seeded
+    from gs_algos.engine import fit_graph, seeded
+    from gs_algos.methods import METHODS
     from gs_bench.runners import gess as G
     from gs_models import build_model
 

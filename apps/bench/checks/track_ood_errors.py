@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from gs_algos import predict_graph
+    from gs_algos.engine import predict_graph
     from gs_data.track import POSITION_FEATURES
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))

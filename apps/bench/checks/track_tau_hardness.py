@@ -55,7 +55,7 @@ def _binom_se(p: float, n: int) -> float:
 def one_seed(run: Path, backbone: str, seed: int, min_pt: float, gess_share: float) -> dict | None:
     import torch
 
-    from gs_algos import predict_graph
+    from gs_algos.engine import predict_graph
     from gs_data.track.analysis import helix_radius_mm
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))

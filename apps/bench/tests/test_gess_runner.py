@@ -202,14 +202,14 @@ def test_negative_control_trains_erm_on_permuted_train_labels(kinds, monkeypatch
 
     name, settings, _ = kinds["track"]
     seen = {}
-    real_fit = __import__("gs_algos").fit_graph
+    real_fit = __import__("gs_algos.engine", fromlist=["fit_graph"]).fit_graph
 
     def spy(model, parts, *a, **kw):
         seen["train"] = [float(g.y) for g in parts["train"]]
         seen["iid_val"] = [float(g.y) for g in parts["iid_val"]]
         return real_fit(model, parts, *a, **kw)
 
-    monkeypatch.setattr("gs_algos.fit_graph", spy)
+    monkeypatch.setattr("gs_algos.engine.fit_graph", spy)
     gess.run_job(_job(name, "erm", settings))
     plain = dict(seen)
     m = gess.run_job(_job(name, "erm-shuffled", settings))

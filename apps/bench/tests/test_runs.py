@@ -170,7 +170,7 @@ def test_structured_models_report_their_own_edge_marginals(model, variant):
     import numpy as np
 
     import gs_data
-    from gs_algos import seeded
+    from gs_algos.engine import seeded
     from gs_bench.runners import edgewise
     from gs_models import build_model
 

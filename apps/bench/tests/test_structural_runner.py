@@ -356,7 +356,7 @@ def test_settings_values_are_checked_by_the_schema_and_read_typed():
     st = structural.Settings.from_config(cfg)
     assert st.train_changes() == {"lr": 1e-3, "weight_decay": 1e-5, "max_epochs": 80}
     assert structural.Settings().train_changes() == {"lr": 3e-4, "weight_decay": 1e-5}
-    from gs_algos import TrainConfig
+    from gs_algos.config import TrainConfig
 
     assert (TrainConfig.structural_shifts("authors", **structural.Settings().train_changes())
             == TrainConfig.structural_shifts("authors"))

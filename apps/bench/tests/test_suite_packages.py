@@ -270,7 +270,7 @@ def test_the_runner_of_a_package_is_its_runner_object(suite):
 
 
 def test_edgewise_reads_its_settings_typed_on_the_worker_and_in_the_report():
-    from gs_algos import TrainConfig
+    from gs_algos.config import TrainConfig
 
     cfg = edgewise.train_config({"lr": 0.05}, seed=1)
     ref = TrainConfig.edgewise(seed=1, device="auto", lr=0.05, weight_decay=5e-4, max_epochs=2000,

@@ -35,7 +35,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     import gs_data
-    from gs_algos import TrainConfig, fit_node, seeded
+    from gs_algos.config import TrainConfig
+    from gs_algos.engine import fit_node, seeded
     from gs_algos.ensemble import fit_stacked_node
     from gs_algos.methods import ERM
     from gs_algos.node_methods import member_seeds

@@ -26,8 +26,9 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
-from gs_algos import TrainConfig, fit_node, predict_node, seeded
 from gs_algos.checkpoint import atomic_write
+from gs_algos.config import TrainConfig
+from gs_algos.engine import fit_node, predict_node, seeded
 from gs_algos.uncertainty import softmax_entropy
 from gs_metrics import auroc
 

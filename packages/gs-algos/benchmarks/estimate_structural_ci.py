@@ -39,7 +39,7 @@ def main() -> None:
     torch.set_num_threads(1)
 
     import gs_data
-    from gs_algos import TrainConfig
+    from gs_algos.config import TrainConfig
     from gs_algos.node_methods import node_method
     from gs_data.splits import authors_split
     from gs_models import build_model

@@ -111,7 +111,7 @@ def tiny_mlp():
     from gs_models import build_model
 
     def make(in_ch, out_ch, hidden=16, seed=0, **kw):
-        from gs_algos import seeded
+        from gs_algos.engine import seeded
 
         cfg = dict(hidden_channels=hidden, num_layers=2, dropout=0.0, norm=None,
                    activation="relu")
@@ -126,7 +126,7 @@ def tiny_gcn():
     from gs_models import build_model
 
     def make(in_ch, out_ch, hidden=16, seed=0, **kw):
-        from gs_algos import seeded
+        from gs_algos.engine import seeded
 
         cfg = dict(hidden_channels=hidden, num_layers=2, dropout=0.2, norm="batch",
                    activation="gelu")
@@ -141,7 +141,7 @@ def tiny_pointnet():
     from gs_models import build_model
 
     def make(in_ch=2, out_ch=1, seed=0, **kw):
-        from gs_algos import seeded
+        from gs_algos.engine import seeded
 
         cfg = dict(hidden_channels=16, num_layers=2, dropout=0.0, k=3)
         cfg.update(kw)

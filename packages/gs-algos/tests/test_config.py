@@ -6,7 +6,7 @@ def test_good_cora_preset_is_goods_goodcora_training():
     step; an unknown method names the accepted ones."""
     import pytest
 
-    from gs_algos import TrainConfig
+    from gs_algos.config import TrainConfig
 
     for method in ("erm", "dann", "coral", "mixup"):
         cfg = TrainConfig.good_cora(method)

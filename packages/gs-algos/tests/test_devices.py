@@ -31,16 +31,9 @@ import torch_geometric
 from torch.overrides import TorchFunctionMode
 from torch.utils._device import _device_constructors
 
-from gs_algos import (
-    TrainConfig,
-    check_device,
-    fit_graph,
-    fit_node,
-    predict_node,
-    resolve_device,
-    seeded,
-)
-from gs_algos.device import module_device
+from gs_algos.config import TrainConfig
+from gs_algos.device import check_device, module_device, resolve_device
+from gs_algos.engine import fit_graph, fit_node, predict_node, seeded
 from gs_algos.methods import DIR, ERM, GroupDRO, LRIBernoulli, Method
 from gs_algos.node_methods import node_method
 
@@ -301,7 +294,7 @@ def test_lebed_pretraining_and_retraining(device, synthetic_graph):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", ["gmnn", "epfgnn"])
 def test_structured_models_em_training(device, name, synthetic_graph):
-    from gs_algos import EMConfig, fit_epfgnn, fit_gmnn
+    from gs_algos.em import EMConfig, fit_epfgnn, fit_gmnn
     from gs_models import build_model
 
     kw = {"num_samples": 4} if name == "gmnn" else {}

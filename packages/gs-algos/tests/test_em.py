@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
-from gs_algos import seeded
 from gs_algos.em import EMConfig, fit_epfgnn, fit_gmnn, run_em_rounds
+from gs_algos.engine import seeded
 from gs_models import build_model
 
 

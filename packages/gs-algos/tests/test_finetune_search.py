@@ -8,17 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from gs_algos import (
-    GESS_SEARCH_SPACES,
-    PAR_LABEL_SIZES,
-    FitResult,
-    Track,
-    TrainConfig,
-    choose_labeled,
-    finetune_node,
-    fit_node,
-    grid_search,
-)
+from gs_algos.config import TrainConfig
+from gs_algos.engine import FitResult, Track, fit_node
+from gs_algos.finetune import PAR_LABEL_SIZES, choose_labeled, finetune_node
+from gs_algos.search import GESS_SEARCH_SPACES, grid_search
 
 
 def _shifted(factory):
@@ -86,7 +79,7 @@ def test_gess_par_label_draw_takes_half_from_each_ood_part():
     """GeSS appendix C.1: the Train-OOD pool is 1000 samples removed from each of Val-OOD and
     Test-OOD, and a fine-tuning set of N takes N/2 from each (odd N: the extra one from
     Test-OOD)."""
-    from gs_algos import choose_labeled_per_half
+    from gs_algos.finetune import choose_labeled_per_half
 
     halves = np.array([0] * 30 + [1] * 10 + [0] * 5)
     idx = choose_labeled_per_half(halves, 13, seed=2)

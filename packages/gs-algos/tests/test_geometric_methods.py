@@ -7,7 +7,8 @@ import pytest
 import torch
 from torch_geometric.data import Batch as PygBatch
 
-from gs_algos import TrainConfig, fit_graph
+from gs_algos.config import TrainConfig
+from gs_algos.engine import fit_graph
 from gs_algos.methods import DIR, LRIBernoulli, bernoulli_kl, split_by_score
 
 
@@ -101,7 +102,7 @@ def test_dir_selects_the_causal_points(synthetic_clouds, tiny_pointnet):
 
 
 def test_geometric_methods_refuse_node_level(synthetic_graph, tiny_gcn):
-    from gs_algos import fit_node
+    from gs_algos.engine import fit_node
 
     with pytest.raises(ValueError, match="level"):
         fit_node(tiny_gcn(8, 3), synthetic_graph, DIR(), TrainConfig(max_epochs=1))
@@ -131,7 +132,7 @@ def _categorical_clouds(n, seed, n_types=5):
 def test_dir_and_lri_train_on_categorical_atom_types(method, backbone):
     """The bug of issue 17: DIR / LRI multiplied a float mask into categorical atom types
     ('x must hold integer categories'); they now gate embeddings and message weights."""
-    from gs_algos import seeded
+    from gs_algos.engine import seeded
     from gs_models import build_model
 
     parts = {"train": _categorical_clouds(24, 0), "iid_val": _categorical_clouds(8, 1),

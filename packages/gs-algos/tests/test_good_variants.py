@@ -11,8 +11,9 @@ import pytest
 import torch
 from torch import nn
 
-from gs_algos import TrainConfig, fit_node
 from gs_algos.batch import Batch, TaskSpec
+from gs_algos.config import TrainConfig
+from gs_algos.engine import fit_node
 from gs_algos.methods import (
     DANN,
     EERM,

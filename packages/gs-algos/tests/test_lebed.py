@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
-from gs_algos import TrainConfig
+from gs_algos.config import TrainConfig
 from gs_algos.lebed import (
     AUTHORS_SETTINGS,
     LeBedConfig,

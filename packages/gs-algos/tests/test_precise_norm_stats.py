@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gs_algos import TrainConfig, fit_graph
-from gs_algos.engine import _norm_stats_subset, _norms, recompute_norm_stats
+from gs_algos.config import TrainConfig
+from gs_algos.engine import fit_graph
+from gs_algos.engine.graph import _norm_stats_subset, _norms, recompute_norm_stats
 
 
 def test_recomputed_statistics_are_the_exact_mean_and_variance(synthetic_clouds, tiny_pointnet):

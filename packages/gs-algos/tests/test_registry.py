@@ -1,13 +1,14 @@
-"""Registering a method (gs_algos.register_method) and a metric the engine selects by."""
+"""Registering a method (gs_algos.registry.register_method) and a metric the engine selects by."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from gs_algos import METHODS, TrainConfig, available_methods, register_method, unregister_method
-from gs_algos.methods import ERM, Method
+from gs_algos.config import TrainConfig
+from gs_algos.methods import ERM, METHODS, Method
 from gs_algos.node_methods import NODE_METHODS, available_node_methods, node_method
+from gs_algos.registry import available_methods, register_method, unregister_method
 
 
 class Doubled(ERM):

@@ -7,8 +7,9 @@ import pytest
 import torch
 from sklearn.linear_model import LogisticRegression
 
-from gs_algos import TrainConfig, fit_node, predict_node
 from gs_algos.batch import Batch, TaskSpec
+from gs_algos.config import TrainConfig
+from gs_algos.engine import fit_node, predict_node
 from gs_algos.methods import (
     DANN,
     EERM,

@@ -10,7 +10,8 @@ import pytest
 import torch
 from torch import nn
 
-from gs_algos import TrainConfig, fit_node, seeded
+from gs_algos.config import TrainConfig
+from gs_algos.engine import fit_node, seeded
 from gs_algos.ensemble import StackedNodeGNN, fit_stacked_node, stackable
 from gs_algos.methods import ERM
 from gs_algos.node_methods import member_seeds, node_method

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gs_algos import TrainConfig, finetune_graph, fit_graph, fit_node, predict_graph
-from gs_algos.engine import TargetScale, fold_target_scale
+from gs_algos.config import TrainConfig
+from gs_algos.engine import TargetScale, fit_graph, fit_node, fold_target_scale, predict_graph
+from gs_algos.finetune import finetune_graph
 
 OFFSET = 50.0  # targets far from a default head's outputs (about 0)
 
@@ -119,7 +120,7 @@ def test_node_level_regression_is_standardised_too(synthetic_graph, tiny_mlp):
 def test_option_is_checked_and_part_of_the_identity(synthetic_clouds, tiny_pointnet):
     with pytest.raises(ValueError, match="regression only"):
         TrainConfig.gess(task="binary", metric="auroc", standardize_targets=True)
-    from gs_algos.engine import _config_key
+    from gs_algos.engine.loop import _config_key
 
     a = _cfg()
     assert a.identity() != a.replace(standardize_targets=True).identity()

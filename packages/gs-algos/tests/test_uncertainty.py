@@ -9,7 +9,8 @@ import torch
 from scipy.optimize import minimize_scalar
 from scipy.stats import entropy as sp_entropy
 
-from gs_algos import TrainConfig, fit_node, seeded
+from gs_algos.config import TrainConfig
+from gs_algos.engine import fit_node, seeded
 from gs_algos.uncertainty import (
     BayesianLoss,
     TemperatureScaling,

@@ -1,4 +1,4 @@
-"""Where training runs: the ``device`` setting of :class:`~gs_algos.TrainConfig` and friends.
+"""Where training runs: the ``device`` setting of :class:`~gs_algos.config.TrainConfig` and friends.
 
 Accepted values (:func:`check_device`):
 
@@ -11,7 +11,7 @@ Accepted values (:func:`check_device`):
 configuration written on a laptop runs on a GPU node unchanged. The engine moves the model,
 the method and the data to that device, creates every tensor of its own there (batches,
 neighbour samples, the methods' internal tensors) and hands the model back on the device it
-came in on (see :func:`gs_algos.fit_node`).
+came in on (see :func:`gs_algos.engine.fit_node`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The models (:class:`gs_models.GMNN`, :class:`gs_models.EPFGNN`) hold the network
 inference (sampling, mean field, loopy BP); the training loops live here, so that seeds,
 logging, callbacks and devices work as for every other method:
 
-* **pre-training** of the GNN backbone runs through the engine (:func:`gs_algos.fit_node`)
+* **pre-training** of the GNN backbone runs through the engine (:func:`gs_algos.engine.fit_node`)
   with the authors' acc-or-NLL early stopping (``pre_patience = 50`` in
   ``src/train_gmnn.py`` and ``src/train_epfgnn.py`` of hans66hsu/structured_uncertainty_metrics;
   the paper, appendix C.2, says "pre-train the GNN backbone for 200 epochs");
@@ -55,7 +55,7 @@ class EMConfig:
         At most this many pre-training epochs of the backbone (paper: 200).
     pretrain_patience
         Early stopping of the pre-training with the authors' acc-or-NLL rule
-        (:class:`~gs_algos.TrainConfig` ``stopping="acc_or_nll"``; ``pre_patience = 50`` in
+        (:class:`~gs_algos.config.TrainConfig` ``stopping="acc_or_nll"``; ``pre_patience = 50`` in
         ``src/train_gmnn.py`` / ``src/train_epfgnn.py``). ``None``: all ``pretrain_epochs``.
     m_epochs, e_epochs
         Epochs of the M-step and (GMNN only) of the E-step per round (paper: 100 and 100;
@@ -148,7 +148,7 @@ class EMResult:
     Attributes
     ----------
     pretrain
-        The engine's :class:`~gs_algos.FitResult` of the backbone pre-training (``None`` when
+        The engine's :class:`~gs_algos.engine.FitResult` of the backbone pre-training (``None`` when
         ``pretrain_epochs == 0``).
     history
         ``(stage, epoch, loss)`` per trained epoch, stage ``"pretrain"``, ``"m_step"`` or
@@ -245,15 +245,9 @@ def run_em_rounds(
     return done
 
 
-def fit_gmnn(
-    model: torch.nn.Module,
-    data: Any,
-    masks: Mapping[str, Tensor],
-    config: EMConfig | None = None,
-    *,
-    seed: int = 0,
-    callback: Callback | None = None,
-) -> EMResult:
+def fit_gmnn(model: torch.nn.Module, data: Any, masks: Mapping[str, Tensor],
+             config: EMConfig | None = None, *, seed: int = 0,
+             callback: Callback | None = None) -> EMResult:
     r"""Train a :class:`gs_models.GMNN` by EM (GMNN, Qu et al. 2019; edgewise paper, appendix C.2).
 
     1. Pre-train ``q`` on the labelled nodes (engine, acc-or-NLL early stopping on ``valid``).
@@ -272,14 +266,14 @@ def fit_gmnn(
     training nodes), both with the mean soft cross-entropy (``Trainer.update_soft``) and no
     early stopping. ``"ours-v1"``: the steps above, a fresh draw every epoch.
     """
-    cfg = config if config is not None else EMConfig.gmnn()
+    return _run_em(_fit_gmnn, model, data, masks, config or EMConfig.gmnn(), seed, callback)
+
+
+def _run_em(fit, model, data, masks, cfg: EMConfig, seed: int, callback) -> EMResult:
+    """Run ``fit`` with the model, graph and masks on ``cfg.device``, after checking that the
+    model and ``cfg`` are of the same variant; the model (and the result's proposal) go back
+    to the device the model came in on, also after an error."""
     _check_variant(model, cfg)
-    return _on_device(_fit_gmnn, model, data, masks, cfg, seed, callback)
-
-
-def _on_device(fit, model, data, masks, cfg: EMConfig, seed: int, callback) -> EMResult:
-    """Run ``fit`` with the model, graph and masks on ``cfg.device``; the model (and the
-    result's proposal) go back to the device the model came in on, also after an error."""
     dev = as_device(cfg.device, "EMConfig.device")
     home = module_device(model)
     model.to(dev)
@@ -436,15 +430,9 @@ def _epfgnn_released(model, x, ei, yl, train, valid, cfg: EMConfig, seed: int, c
         result.proposal = state["target"]
 
 
-def fit_epfgnn(
-    model: torch.nn.Module,
-    data: Any,
-    masks: Mapping[str, Tensor],
-    config: EMConfig | None = None,
-    *,
-    seed: int = 0,
-    callback: Callback | None = None,
-) -> EMResult:
+def fit_epfgnn(model: torch.nn.Module, data: Any, masks: Mapping[str, Tensor],
+               config: EMConfig | None = None, *, seed: int = 0,
+               callback: Callback | None = None) -> EMResult:
     r"""Train a :class:`gs_models.EPFGNN` by EM (Wang et al. 2021; edgewise paper, appendix C.2).
 
     1. Pre-train the backbone on the labelled nodes (engine, acc-or-NLL early stopping).
@@ -464,9 +452,7 @@ def fit_epfgnn(
     mean-field update from it; rounds stop on ``em_patience`` (:func:`run_em_rounds`).
     ``result.proposal`` is the last proposal.
     """
-    cfg = config if config is not None else EMConfig.epfgnn()
-    _check_variant(model, cfg)
-    return _on_device(_fit_epfgnn, model, data, masks, cfg, seed, callback)
+    return _run_em(_fit_epfgnn, model, data, masks, config or EMConfig.epfgnn(), seed, callback)
 
 
 def _fit_epfgnn(model, data, masks, cfg: EMConfig, seed: int, callback) -> EMResult:

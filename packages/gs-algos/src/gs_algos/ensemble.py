@@ -48,7 +48,7 @@ def stackable(models: Sequence[nn.Module]) -> bool:
     """Whether ``models`` can be trained as one :class:`StackedNodeGNN`: at least two
     :class:`gs_models.NodeGNN` of the same shape, GCN or MLP layers, a linear head and no
     input dropout."""
-    from gs_models import NodeGNN
+    from gs_models.node import NodeGNN
 
     if len(models) < 2 or not all(type(m) is NodeGNN for m in models):
         return False
@@ -230,26 +230,10 @@ def _member_metric(logits: Tensor, y: Tensor, metric: str) -> Tensor:
     return (logits.argmax(-1) == y.unsqueeze(0)).float().mean(1)
 
 
-def fit_stacked_node(
-    members: Sequence[nn.Module],
-    data: Any,
-    config: TrainConfig,
-    *,
-    masks: Mapping[str, Tensor] | None = None,
-) -> StackedFitResult:
-    """Train ``members`` (cross-entropy, full batch) side by side; the members are updated
-    in place with the weights of their own best epoch.
-
-    Protocol as :func:`gs_algos.fit_node` with the same ``config``: Adam (``lr``,
-    ``weight_decay``), ``max_epochs``, selection on ``config.select_on[0]`` with
-    ``config.metric`` (``"loss"``: strictly lower replaces, ``"accuracy"``: strictly
-    higher). Only full-batch multiclass training without early stopping is batched
-    (``patience=None``, ``batch_size=None``): with early stopping each member stops at its
-    own epoch, so train those one by one with :func:`gs_algos.fit_node`.
-
-    The stack trains on ``config.device`` (the data is moved there); the members get their
-    best weights on the device they are on.
-    """
+def _stacked_masks(config: TrainConfig, data: Any,
+                   masks: Mapping[str, Tensor] | None) -> Mapping[str, Tensor]:
+    """The masks (``data``'s ``*_mask`` attributes unless given), after checking that
+    ``config`` asks for what batched training does and that its two parts are there."""
     if config.patience is not None:
         raise ValueError(
             f"batched ensemble training runs every member for max_epochs; got patience="
@@ -267,6 +251,30 @@ def fit_stacked_node(
     for part in (config.train_part, config.select_on[0]):
         if part not in masks or int(masks[part].sum()) == 0:
             raise ValueError(f"part {part!r} missing or empty among the masks {sorted(masks)}")
+    return masks
+
+
+def fit_stacked_node(
+    members: Sequence[nn.Module],
+    data: Any,
+    config: TrainConfig,
+    *,
+    masks: Mapping[str, Tensor] | None = None,
+) -> StackedFitResult:
+    """Train ``members`` (cross-entropy, full batch) side by side; the members are updated
+    in place with the weights of their own best epoch.
+
+    Protocol as :func:`gs_algos.engine.fit_node` with the same ``config``: Adam (``lr``,
+    ``weight_decay``), ``max_epochs``, selection on ``config.select_on[0]`` with
+    ``config.metric`` (``"loss"``: strictly lower replaces, ``"accuracy"``: strictly
+    higher). Only full-batch multiclass training without early stopping is batched
+    (``patience=None``, ``batch_size=None``): with early stopping each member stops at its
+    own epoch, so train those one by one with :func:`gs_algos.engine.fit_node`.
+
+    The stack trains on ``config.device`` (the data is moved there); the members get their
+    best weights on the device they are on.
+    """
+    masks = _stacked_masks(config, data, masks)
     dev = as_device(config.device, "TrainConfig.device")
     stack = StackedNodeGNN(members).to(dev)
     k = int(config.norm_updates_per_step)

@@ -265,6 +265,48 @@ def _params(model: torch.nn.Module) -> dict[str, np.ndarray]:
     return {k: v.detach().cpu().numpy() for k, v in model.named_parameters() if v.requires_grad}
 
 
+def _checked_edges(model: torch.nn.Module, x: Any, edge_index: Any) -> np.ndarray:
+    """``edge_index`` as a numpy array, after checking ``model``, ``x`` and the edges."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model)!r}")
+    if not isinstance(x, torch.Tensor) or x.ndim != 2:
+        raise TypeError("x must be a 2-D torch tensor of node features")
+    ei_np = np.asarray(edge_index.detach().cpu() if isinstance(edge_index, torch.Tensor) else edge_index)
+    if ei_np.ndim != 2 or ei_np.shape[0] != 2 or not np.issubdtype(ei_np.dtype, np.integer):
+        raise ValueError(f"edge_index must be an integer array of shape (2, E), got {ei_np.shape}")
+    n = x.shape[0]
+    if ei_np.size and (ei_np.min() < 0 or ei_np.max() >= n):
+        raise ValueError(f"edge_index must hold node indices in [0, {n})")
+    return ei_np
+
+
+def _eval_output(model: torch.nn.Module, x: torch.Tensor, ei_np: np.ndarray):
+    """``model``'s eval-mode ``(embeddings, logits)`` on its own device; its mode is kept."""
+    home = module_device(model)
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        out = _forward(model, x.to(home), torch.as_tensor(ei_np, dtype=torch.long, device=home))
+    model.train(was_training)
+    return out
+
+
+def _step(model: torch.nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, ei: torch.Tensor,
+          pseudo: torch.Tensor, structure_from: str) -> torch.Tensor:
+    """One re-training step on the pseudo-labels; the embeddings the structure score reads
+    (of the training forward pass, or of an eval-mode pass after the step)."""
+    opt.zero_grad()
+    z, logits = _forward(model, x, ei)
+    F.cross_entropy(logits, pseudo).backward()
+    opt.step()
+    if structure_from == "eval_forward":
+        model.eval()
+        with torch.no_grad():
+            z, _ = _forward(model, x, ei)
+        model.train()
+    return z
+
+
 def lebed_score(
     model: torch.nn.Module,
     init_state: Mapping[str, torch.Tensor],
@@ -298,29 +340,12 @@ def lebed_score(
         ``callback(step, structure_score, discrepancy)`` after each step.
     """
     cfg = config or LeBedConfig()
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model)!r}")
-    if not isinstance(x, torch.Tensor) or x.ndim != 2:
-        raise TypeError("x must be a 2-D torch tensor of node features")
-    ei_np = np.asarray(edge_index.detach().cpu() if isinstance(edge_index, torch.Tensor) else edge_index)
-    if ei_np.ndim != 2 or ei_np.shape[0] != 2 or not np.issubdtype(ei_np.dtype, np.integer):
-        raise ValueError(f"edge_index must be an integer array of shape (2, E), got {ei_np.shape}")
-    n = x.shape[0]
-    if ei_np.size and (ei_np.min() < 0 or ei_np.max() >= n):
-        raise ValueError(f"edge_index must hold node indices in [0, {n})")
+    ei_np = _checked_edges(model, x, edge_index)
     dev = as_device(cfg.device, "LeBedConfig.device")
-    neg = sample_non_edges(ei_np, n, ei_np.shape[1], np.random.default_rng(seed), strict=False)
+    neg = sample_non_edges(ei_np, x.shape[0], ei_np.shape[1], np.random.default_rng(seed), strict=False)
     theta_star = _params(model)
-
     if reference_output is None:
-        home = module_device(model)
-        was_training = model.training
-        model.eval()
-        with torch.no_grad():
-            reference_output = _forward(
-                model, x.to(home), torch.as_tensor(ei_np, dtype=torch.long, device=home)
-            )
-        model.train(was_training)
+        reference_output = _eval_output(model, x, ei_np)
     x = x.to(dev)
     ei = torch.as_tensor(ei_np, dtype=torch.long, device=dev)
     z_star, logits_star = reference_output
@@ -343,15 +368,7 @@ def lebed_score(
         opt = torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay, fused=fused or None)
         retrained.train()
         for epoch in range(cfg.max_steps):
-            opt.zero_grad()
-            z, logits = _forward(retrained, x, ei)
-            F.cross_entropy(logits, pseudo).backward()
-            opt.step()
-            if cfg.structure_from == "eval_forward":
-                retrained.eval()
-                with torch.no_grad():
-                    z, _ = _forward(retrained, x, ei)
-                retrained.train()
+            z = _step(retrained, opt, x, ei, pseudo, cfg.structure_from)
             g = structure_score(z.detach().cpu().numpy(), ei_np, neg) if has_pairs else float("nan")
             scores.append(g)
             if callback is not None:
@@ -398,8 +415,33 @@ def pretrain(
     the device it came in on. Returns a :class:`~gs_algos.engine.FitResult` with one track,
     ``"valid"``.
     """
-    from gs_algos.engine import FitResult, Track
+    from gs_algos.engine import FitResult
 
+    cfg = _pretrain_config(config)
+    if train.x.shape[1] != valid.x.shape[1]:
+        raise ValueError(
+            f"train and valid graphs must share the feature width, got {train.x.shape[1]} "
+            f"and {valid.x.shape[1]}"
+        )
+    dev = as_device(cfg.device, "TrainConfig.device")
+    home = module_device(model)
+    train_on, valid_on = _on_dev(train, train_mask, dev), _on_dev(valid, valid_mask, dev)
+    model.to(dev)
+    try:
+        with fork_rng_of(dev):
+            torch.manual_seed(int(cfg.seed))
+            track, history = _pretrain_epochs(model, train_on, valid_on, cfg, num_classes)
+        if track.state is not None:
+            model.load_state_dict(track.state)
+    finally:
+        model.to(home)
+    return FitResult(tracks={"valid": track}, history=history, epochs_run=len(history),
+                     stopped_early=len(history) < int(cfg.max_epochs))
+
+
+def _pretrain_config(config: TrainConfig | None) -> TrainConfig:
+    """``config``, or the authors' ``pretrain-lebed.py`` settings; refused where it asks for
+    what :func:`pretrain` would ignore."""
     cfg = config or TrainConfig(
         lr=1e-3, weight_decay=5e-4, max_epochs=200, patience=None,
         train_part="train", select_on=("valid",), metric="accuracy",
@@ -410,60 +452,52 @@ def pretrain(
             f"config.metric={cfg.metric!r} and config.batch_size={cfg.batch_size!r} are not accepted "
             "here (use metric='accuracy', batch_size=None)"
         )
-    if train.x.shape[1] != valid.x.shape[1]:
-        raise ValueError(
-            f"train and valid graphs must share the feature width, got {train.x.shape[1]} "
-            f"and {valid.x.shape[1]}"
-        )
-    dev = as_device(cfg.device, "TrainConfig.device")
-    home = module_device(model)
+    return cfg
 
-    def on_dev(g, mask):
-        m = mask if mask is not None else torch.ones(g.num_nodes, dtype=torch.bool)
-        m = m.to(dev)
-        if int(m.sum()) == 0:
-            raise ValueError("a pre-training mask selects no node")
-        return g.x.to(dev), g.edge_index.to(dev), g.y.to(dev), m
 
-    xt, et, yt, mt = on_dev(train, train_mask)
-    xv, ev, yv, mv = on_dev(valid, valid_mask)
+def _on_dev(g: Any, mask: torch.Tensor | None, dev: torch.device) -> tuple[torch.Tensor, ...]:
+    """``(x, edge_index, y, mask)`` of graph ``g`` on ``dev`` (``mask=None``: every node)."""
+    m = mask if mask is not None else torch.ones(g.num_nodes, dtype=torch.bool)
+    m = m.to(dev)
+    if int(m.sum()) == 0:
+        raise ValueError("a pre-training mask selects no node")
+    return g.x.to(dev), g.edge_index.to(dev), g.y.to(dev), m
+
+
+def _pretrain_epochs(model: torch.nn.Module, train: tuple, valid: tuple, cfg: TrainConfig,
+                     num_classes: int | None) -> tuple[Any, list[dict]]:
+    """The authors' epochs (:func:`pretrain`): the kept :class:`~gs_algos.engine.Track` and
+    the history."""
+    from gs_algos.engine import Track
+
+    (xt, et, yt, mt), (xv, ev, yv, mv) = train, valid
     track = Track(part="valid", value=0.0)
     history: list[dict] = []
     bad = 0
-    model.to(dev)
-    try:
-        with fork_rng_of(dev):
-            torch.manual_seed(int(cfg.seed))
-            opt = torch.optim.Adam(model.parameters(), lr=float(cfg.lr),
-                                   weight_decay=float(cfg.weight_decay))
-            for epoch in range(int(cfg.max_epochs)):
-                model.train()
-                opt.zero_grad(set_to_none=True)
-                _, logits = model(xt, et)
-                if num_classes is not None and logits.size(1) != int(num_classes):
-                    raise ValueError(f"the model outputs {logits.size(1)} classes, the labels "
-                                     f"have {num_classes}")
-                loss = F.cross_entropy(logits[mt], yt[mt])
-                loss.backward()
-                opt.step()
-                model.eval()
-                with torch.no_grad():
-                    _, lv = model(xv, ev)
-                acc = float((lv[mv].argmax(1) == yv[mv]).float().mean())
-                history.append({"epoch": epoch, "train_loss": float(loss.detach()),
-                                "metrics": {"valid": {"accuracy": acc}}})
-                if acc > track.value:
-                    track = Track(part="valid", epoch=epoch, value=acc,
-                                  metrics={"valid": {"accuracy": acc}},
-                                  state={k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
-                    bad = 0
-                else:
-                    bad += 1
-                    if cfg.patience is not None and bad >= int(cfg.patience):
-                        break
-        if track.state is not None:
-            model.load_state_dict(track.state)
-    finally:
-        model.to(home)
-    return FitResult(tracks={"valid": track}, history=history, epochs_run=len(history),
-                     stopped_early=len(history) < int(cfg.max_epochs))
+    opt = torch.optim.Adam(model.parameters(), lr=float(cfg.lr), weight_decay=float(cfg.weight_decay))
+    for epoch in range(int(cfg.max_epochs)):
+        model.train()
+        opt.zero_grad(set_to_none=True)
+        _, logits = model(xt, et)
+        if num_classes is not None and logits.size(1) != int(num_classes):
+            raise ValueError(f"the model outputs {logits.size(1)} classes, the labels "
+                             f"have {num_classes}")
+        loss = F.cross_entropy(logits[mt], yt[mt])
+        loss.backward()
+        opt.step()
+        model.eval()
+        with torch.no_grad():
+            _, lv = model(xv, ev)
+        acc = float((lv[mv].argmax(1) == yv[mv]).float().mean())
+        history.append({"epoch": epoch, "train_loss": float(loss.detach()),
+                        "metrics": {"valid": {"accuracy": acc}}})
+        if acc > track.value:
+            track = Track(part="valid", epoch=epoch, value=acc,
+                          metrics={"valid": {"accuracy": acc}},
+                          state={k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
+            bad = 0
+        else:
+            bad += 1
+            if cfg.patience is not None and bad >= int(cfg.patience):
+                break
+    return track, history

@@ -4,7 +4,7 @@ values of the settings that pick among their formulations.
 This module imports neither torch nor anything of gs-algos that does (a test imports it in
 a fresh process and checks), so a CLI, a suite check or a report reads the names here at
 module top instead of copying them. The classes and factories that *implement* the names
-are built from these tables: :data:`gs_algos.methods.METHODS` (name -> :class:`~gs_algos.Method`
+are built from these tables: :data:`gs_algos.methods.METHODS` (name -> :class:`~gs_algos.methods.Method`
 class) from :data:`BUILTIN_METHODS`' ``implementation``, and
 :data:`gs_algos.node_methods.NODE_METHODS` (the structural-shifts paper's named node methods)
 from its ``node`` kind.
@@ -19,7 +19,7 @@ from its ``node`` kind.
   CORAL, Mixup and EERM (:mod:`gs_algos.methods.robust`, :mod:`gs_algos.methods.eerm`) and
   the default of the structural-shifts route (gs-bench's ``robustness_variant`` setting).
 * :data:`STRUCTURAL_PROTOCOLS`: the training protocols of
-  :meth:`gs_algos.TrainConfig.structural_shifts` (gs-bench's ``protocol`` setting).
+  :meth:`gs_algos.config.TrainConfig.structural_shifts` (gs-bench's ``protocol`` setting).
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ __all__ = [
     "builtin_method_names",
     "builtin_node_method_names",
     "canonical_method",
-    "check_robustness_variant",
 ]
 
 #: How a named node method (:data:`gs_algos.node_methods.NODE_METHODS`) trains and scores:
@@ -55,7 +54,7 @@ NODE_KINDS = ("single", "robust", "ensemble", "dirichlet", "dirichlet-ensemble")
 class MethodName:
     """One method shipped with gs-algos.
 
-    ``implementation``: ``"module:Class"`` of its :class:`~gs_algos.Method` subclass (the
+    ``implementation``: ``"module:Class"`` of its :class:`~gs_algos.methods.Method` subclass (the
     training objective; ``None`` for the composites DE, GPN, ... that
     :mod:`gs_algos.node_methods` builds); ``levels``: where that class trains (``"node"``,
     ``"graph"``; the class's own ``levels``, a test checks); ``node``: its kind as a named
@@ -111,11 +110,11 @@ DEFAULT_ROBUSTNESS_VARIANT = "good"
 #: Formulations of IRM and GroupDRO: ours, or GeSS's code (``GESS/algorithms/baselines``).
 GESS_VARIANTS = ("ours-v1", "gess")
 
-#: Named training protocols of :meth:`gs_algos.TrainConfig.structural_shifts`: the authors'
+#: Named training protocols of :meth:`gs_algos.config.TrainConfig.structural_shifts`: the authors'
 #: (200 epochs, lowest Valid-In loss) and our earlier early stopping.
 STRUCTURAL_PROTOCOLS = ("authors", "early-stop")
 
-#: Early-stopping rules of :class:`gs_algos.TrainConfig` (``stopping``): patience on the
+#: Early-stopping rules of :class:`gs_algos.config.TrainConfig` (``stopping``): patience on the
 #: selection metric, or the edgewise-calibration authors' rule (``src/train.py``: patience
 #: resets when validation accuracy >= best or NLL <= best).
 STOPPING_RULES = ("patience", "acc_or_nll", "gess")
@@ -127,7 +126,7 @@ def canonical_method(name: str) -> str:
 
 
 def builtin_method_names(level: str | None = None) -> list[str]:
-    """The shipped training methods (those with a :class:`~gs_algos.Method` class), in the
+    """The shipped training methods (those with a :class:`~gs_algos.methods.Method` class), in the
     order of :data:`BUILTIN_METHODS`; with ``level``, those that train at that level."""
     return [n for n, m in BUILTIN_METHODS.items()
             if m.implementation is not None and (level is None or level in m.levels)]
@@ -136,11 +135,3 @@ def builtin_method_names(level: str | None = None) -> list[str]:
 def builtin_node_method_names() -> list[str]:
     """The shipped named node methods of the structural-shifts route, in table order."""
     return [n for n, m in BUILTIN_METHODS.items() if m.node is not None]
-
-
-def check_robustness_variant(variant: object, what: str = "robustness_variant") -> str:
-    """``variant`` if it is one of :data:`ROBUSTNESS_VARIANTS`, else ``ValueError`` naming
-    ``what`` and the accepted values."""
-    if variant not in ROBUSTNESS_VARIANTS:
-        raise ValueError(f"{what} must be one of {list(ROBUSTNESS_VARIANTS)}, got {variant!r}")
-    return str(variant)

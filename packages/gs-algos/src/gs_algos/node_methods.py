@@ -124,7 +124,7 @@ class MemberCache:
 
     ``tag`` names what the caller knows and the member's training does not show: the
     dataset and its split, the model preset. :meth:`key` adds the family, the seed, the
-    :class:`~gs_algos.TrainConfig` and the model's parameter shapes. Writes are atomic, and a
+    :class:`~gs_algos.config.TrainConfig` and the model's parameter shapes. Writes are atomic, and a
     member missing from the cache is trained under a lock (``<key>.pt.lock``), so processes
     that need it at once train it once.
     """
@@ -477,7 +477,7 @@ def _robust(name: str, **kwargs: Any) -> Callable[[], Method]:
 
 
 def _robust_model(name: str, variant: str = DEFAULT_ROBUSTNESS_VARIANT) -> NodeMethod:
-    check_variant(variant)
+    # ``variant`` is checked by node_method, the boundary that receives it, not here again.
     # GOOD's training step runs the model once per pass: no extra batch-norm updates
     return SingleModel(name, _robust(name, variant=variant), norm_updates=1)
 
@@ -502,7 +502,7 @@ NODE_METHODS: dict[str, Callable[..., NodeMethod]] = {
     name: _NODE_FACTORIES[m.node](name, m.family)
     for name, m in BUILTIN_METHODS.items() if m.node is not None
 }
-#: the named methods shipped with gs-algos; :func:`gs_algos.register_method` adds more
+#: the named methods shipped with gs-algos; :func:`gs_algos.registry.register_method` adds more
 BUILTIN_NODE_METHODS = frozenset(NODE_METHODS)
 
 
@@ -518,7 +518,9 @@ def node_method(name: str, num_members: int = 5,
     ``robustness_variant`` picks the formulation of DANN, CORAL, Mixup and EERM:
     ``"good"`` (default; the GOOD benchmark's code, which the paper used, section 4) or
     ``"ours-v1"`` (our earlier formulation); see :mod:`gs_algos.methods.robust` and
-    :mod:`gs_algos.methods.eerm`. Other methods ignore it."""
+    :mod:`gs_algos.methods.eerm`. Other methods ignore it; it is checked here, for every
+    method (the factories of :data:`NODE_METHODS` do not check it again; the method class
+    checks the ``variant`` it is built with, as it does for any caller)."""
     key = canonical_method(name)
     if key not in NODE_METHODS:
         raise ValueError(f"unknown node method {name!r}; accepted: {sorted([*NODE_METHODS, *ALIASES])}")

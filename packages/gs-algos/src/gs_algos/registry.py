@@ -1,16 +1,17 @@
 """Registering your own training method: one call, read by every consumer.
 
 gs-algos keeps two explicit tables (nothing registers itself on import):
-:data:`gs_algos.methods.METHODS` (name -> :class:`~gs_algos.Method` class, used by
-:func:`gs_algos.fit_node` / :func:`gs_algos.fit_graph` callers, the GeSS search and
+:data:`gs_algos.methods.METHODS` (name -> :class:`~gs_algos.methods.Method` class, used by
+:func:`gs_algos.engine.fit_node` / :func:`gs_algos.engine.fit_graph` callers, the GeSS search and
 gs-bench's gess runner) and :data:`gs_algos.node_methods.NODE_METHODS` (name -> the named
 node-classification method of the structural-shifts route, read by
 :func:`gs_algos.node_methods.node_method` and gs-bench's structural-shifts runner).
-:func:`register_method` adds a :class:`~gs_algos.Method` subclass to the first and, when it
+:func:`register_method` adds a :class:`~gs_algos.methods.Method` subclass to the first and, when it
 works at node level, a single-model entry (softmax-entropy uncertainty, like ERM) to the
 second, so that every consumer accepts the new name without another edit::
 
-    from gs_algos import Method, register_method
+    from gs_algos.methods import Method
+    from gs_algos.registry import register_method
 
     class FloodedERM(Method):
         name = "flooding"
@@ -42,7 +43,7 @@ def available_methods(level: str | None = None) -> list[str]:
 
 
 def register_method(name: str, method: type[Method], *, overwrite: bool = False) -> type[Method]:
-    """Add the :class:`~gs_algos.Method` subclass ``method`` under ``name``.
+    """Add the :class:`~gs_algos.methods.Method` subclass ``method`` under ``name``.
 
     Adds it to :data:`gs_algos.methods.METHODS` and, if ``"node"`` is in ``method.levels``,
     a :class:`~gs_algos.node_methods.SingleModel` entry to
@@ -56,7 +57,7 @@ def register_method(name: str, method: type[Method], *, overwrite: bool = False)
         raise ValueError(f"method name must match {_NAME.pattern} (and not be one of the aliases "
                          f"{', '.join(repr(a) for a in ALIASES)}), got {name!r}")
     if not (isinstance(method, type) and issubclass(method, Method)):
-        raise TypeError(f"method must be a subclass of gs_algos.Method, got {method!r}")
+        raise TypeError(f"method must be a subclass of gs_algos.methods.Method, got {method!r}")
     if name in _BUILTIN_METHODS or name in _builtin_node_methods():
         raise ValueError(f"method {name!r} ships with gs-algos and cannot be replaced")
     if (name in METHODS or name in NODE_METHODS) and not overwrite:

@@ -652,7 +652,7 @@ class Mixup(Method):
 def _mixup_layers(model: nn.Module) -> nn.ModuleList:
     """The message-passing layers of a :class:`gs_models.NodeGNN` that GOOD's Mixup-GCN
     can run (no pre-processing linear, residuals, input dropout or message-passing head)."""
-    from gs_models import NodeGNN
+    from gs_models.node import NodeGNN
 
     if not isinstance(model, NodeGNN):
         raise TypeError(

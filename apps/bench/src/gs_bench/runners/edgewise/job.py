@@ -37,7 +37,7 @@ def load_data(params: dict[str, Any], settings: Settings | Mapping[str, Any], ro
 
 def train_config(settings: Settings | Mapping[str, Any], seed: int, device: str = "auto"):
     """:meth:`gs_algos.TrainConfig.edgewise` with the suite's settings, on ``device``."""
-    from gs_algos import TrainConfig
+    from gs_algos.config import TrainConfig
 
     st = Settings.from_mapping(settings)
     return TrainConfig.edgewise(
@@ -54,7 +54,7 @@ def train_config(settings: Settings | Mapping[str, Any], seed: int, device: str 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
     import torch
 
-    from gs_algos import fit_node, predict_node, seeded
+    from gs_algos.engine import fit_node, predict_node, seeded
     from gs_models import build_model
 
     # the typed settings, re-created from the dict that entered the job's key and its record
@@ -150,7 +150,7 @@ def fit_structured(model, data, masks, name: str, settings: Settings | Mapping[s
     """
     import torch
 
-    from gs_algos import EMConfig, fit_epfgnn, fit_gmnn
+    from gs_algos.em import EMConfig, fit_epfgnn, fit_gmnn
 
     st = Settings.from_mapping(settings)
     preset = EMConfig.gmnn if name == "gmnn" else EMConfig.epfgnn

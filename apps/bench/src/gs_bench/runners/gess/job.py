@@ -57,7 +57,7 @@ def train_config(name: str, algorithm: str, settings: Settings | Mapping[str, An
     ``track_batch_size`` / ``fidelity_max_epochs`` for their families), standardised regression
     targets (:func:`standardize_default`, ``standardize_targets``); ``device`` from
     ``gs-bench run --device`` (the job's, passed on as it is)."""
-    from gs_algos import TrainConfig
+    from gs_algos.config import TrainConfig
 
     st = Settings.from_mapping(settings)
     case = DATASETS[name]
@@ -104,7 +104,9 @@ def model_overrides(case, settings: Settings, backbone: str | None = None) -> di
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    from gs_algos import METHODS, finetune_graph, fit_graph, seeded
+    from gs_algos.engine import fit_graph, seeded
+    from gs_algos.finetune import finetune_graph
+    from gs_algos.methods import METHODS
     from gs_models import build_model
 
     # the typed settings, re-created from the dict that entered the job's key and its record

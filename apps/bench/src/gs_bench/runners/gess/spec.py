@@ -325,7 +325,7 @@ def algorithm_names() -> list[str]:
 
     extra = []
     if "gs_algos.methods" in sys.modules:
-        from gs_algos import available_methods
+        from gs_algos.registry import available_methods
 
         extra = [m for m in available_methods("graph") if m not in ALGORITHMS]
     return [*ALGORITHMS, *extra, NEGATIVE_CONTROL]
@@ -370,7 +370,7 @@ def check_algorithm(a: str) -> None:
 
 
 def _method_class(algorithm: str):
-    from gs_algos import METHODS
+    from gs_algos.methods import METHODS
 
     return METHODS["erm" if tl_size(algorithm) is not None or algorithm == NEGATIVE_CONTROL else algorithm]
 

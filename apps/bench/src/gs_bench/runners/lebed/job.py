@@ -108,7 +108,8 @@ def pretrained(params: Mapping[str, Any], st: Settings, seed: int, device: str =
     import copy
     import time
 
-    from gs_algos import TrainConfig, seeded
+    from gs_algos.config import TrainConfig
+    from gs_algos.engine import seeded
     from gs_algos.lebed import pretrain
     from gs_models import build_model
 
@@ -136,7 +137,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     import torch
 
     import gs_metrics as gm
-    from gs_algos import predict_node
+    from gs_algos.engine import predict_node
     from gs_algos.lebed import lebed_score
 
     # the typed settings, re-created from the dict that entered the job's key and its record

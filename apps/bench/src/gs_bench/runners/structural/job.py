@@ -47,7 +47,7 @@ def split_data(data, params: dict[str, Any], settings: Settings | Mapping[str, A
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """Train and evaluate one (dataset, strategy, ratio, method, run) job."""
-    from gs_algos import TrainConfig
+    from gs_algos.config import TrainConfig
     from gs_algos.node_methods import node_method
     from gs_metrics import (
         expected_calibration_error,

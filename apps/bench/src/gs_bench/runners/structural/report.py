@@ -211,7 +211,7 @@ def _seeds_text(seeds: list[int]) -> str:
 def paragraphs(records: Sequence[dict[str, Any]]) -> list[str]:
     """The "protocol" paragraph of the report, generated from the jobs' settings and the
     gs-algos / gs-models configs they resolve to (one paragraph per distinct setting)."""
-    from gs_algos import TrainConfig
+    from gs_algos.config import TrainConfig
     from gs_models import preset as model_config
 
     seen: dict[str, Settings] = {}
