@@ -745,9 +745,73 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
     (:attr:`SuiteConfig.typed_settings`).
     """
     raw, source = _read_toml(name_or_path)
+    suite = _check_top_level(raw, source)
+    if profile not in PROFILES:
+        raise SuiteConfigError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    grid_schema, settings_schema = runner_schema(suite)
+    seeds = _seeds(raw.get("seeds", 1), f"{source}: seeds")
+    profiles = raw.get("profiles", {})
+    if not isinstance(profiles, dict):  # before the grid axes read the profiles' grids
+        raise SuiteConfigError(f"{source}: profiles must be tables [profiles.<name>], got {_value_repr(profiles)}")
+    grid = _check_grid(raw.get("grid", {}), grid_schema, f"{source}: grid", profile=False)
+    axis_values = _axis_values(grid, profiles)
+    _check_resources(raw.get("resources", {}), f"{source}: resources", axis_values)
+    settings = raw.get("settings", {})
+    check_table(settings, settings_schema, f"{source}: settings", partial=True)
+    settings = dict(settings)
+    for name, prof in profiles.items():
+        _check_profile(name, prof, f"{source}: profiles.{name}", grid, (grid_schema, settings_schema),
+                       axis_values)
+    missing = [f.name for f in dataclasses.fields(grid_schema)
+               if f.name not in grid and f.default is dataclasses.MISSING
+               and f.default_factory is dataclasses.MISSING]
+    if missing:
+        raise SuiteConfigError(
+            f"{source}: the {suite} suite needs grid axis/axes {', '.join(missing)} in [grid]"
+        )
+    axes = {f.name for f in dataclasses.fields(grid_schema)}
+    exclude = _check_exclude(raw.get("exclude", []), axes, f"{source}: exclude")
+    seeds_value, description = seeds, raw.get("description", "")
+    resources = dict(raw.get("resources", {}))
+    if profile in profiles:
+        prof = profiles[profile]
+        exclude = exclude + _check_exclude(prof.get("exclude", []), axes, f"{source}: profiles.{profile}.exclude")
+        grid.update(prof.get("grid", {}))
+        settings.update(prof.get("settings", {}))
+        resources = _merge_resources(resources, prof.get("resources", {}))
+        seeds_value = prof.get("seeds", seeds)
+        description = prof.get("description", description)
+    notes = _dedupe_grid(grid, suite, source, profiles.get(profile, {}).get("grid", {}), profile)
+    try:
+        typed = settings_schema(**settings)
+    except (TypeError, ValueError) as exc:
+        where = f"profiles.{profile}.settings / settings" if profile in profiles else "settings"
+        raise SuiteConfigError(f"{source}: {where}: {exc}") from None
+    if profile not in profiles and profile not in ("full", "paper") and (profile != "demo" or explicit):
+        raise _no_profile(source, profile, profiles)
+    return SuiteConfig(
+        suite=suite,
+        profile=profile,
+        description=description,
+        seeds=seeds_value,
+        grid=grid,
+        settings=settings,
+        source=source,
+        paper=raw.get("paper", ""),
+        resources=resources,
+        exclude=exclude,
+        profile_missing=profile == "demo" and profile not in profiles,
+        typed_settings=typed,
+        notes=tuple(notes),
+    )
+
+
+def _check_top_level(raw: dict[str, Any], source: str) -> str:
+    """The top-level keys of a suite file against :class:`SuiteFile` (``[grid]``, ``[settings]``,
+    the profiles and the exclude rules are checked elsewhere); its runner's name."""
+    names = [f.name for f in dataclasses.fields(SuiteFile)]
     for key in raw:
-        if key not in {f.name for f in dataclasses.fields(SuiteFile)}:
-            names = [f.name for f in dataclasses.fields(SuiteFile)]
+        if key not in names:
             raise SuiteConfigError(
                 f"{source}: unknown top-level keys [{key!r}]{did_you_mean(key, names)} "
                 f"(accepted: {', '.join(names)})"
@@ -761,103 +825,71 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
             f"{source}: suite = {raw['suite']!r} has no runner{did_you_mean(raw['suite'], RUNNERS)} "
             f"(known: {', '.join(sorted(RUNNERS))})"
         )
-    if profile not in PROFILES:
-        raise SuiteConfigError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
-    grid_schema, settings_schema = runner_schema(raw["suite"])
     top = {k: v for k, v in raw.items() if k not in ("grid", "settings", "profiles", "exclude")}
     try:
         check_table(top, SuiteFile, "", partial=True)
     except SuiteConfigError as exc:
         raise SuiteConfigError(f"{source}: {exc}") from None
-    seeds = _seeds(raw.get("seeds", 1), f"{source}: seeds")
-    profiles = raw.get("profiles", {})
-    if not isinstance(profiles, dict):  # before the grid axes read the profiles' grids
-        raise SuiteConfigError(f"{source}: profiles must be tables [profiles.<name>], got {_value_repr(profiles)}")
-    grid = _check_grid(raw.get("grid", {}), grid_schema, f"{source}: grid", profile=False)
-    axis_values: dict[str, set] = {a: set(map(str, v)) for a, v in grid.items()}
+    return raw["suite"]
+
+
+def _axis_values(grid: dict[str, list[Any]], profiles: dict[str, Any]) -> dict[str, set]:
+    """Every value (as text) each axis of ``grid`` takes in the file: its ``[grid]`` and the
+    profiles' grids (what a ``[resources.<axis>.<value>]`` table may name)."""
+    values: dict[str, set] = {a: set(map(str, v)) for a, v in grid.items()}
     for prof in profiles.values():
         if isinstance(prof, dict) and isinstance(prof.get("grid"), dict):
             for a, v in prof["grid"].items():
-                if a in axis_values and isinstance(v, list):
-                    axis_values[a] |= set(map(str, v))
-    _check_resources(raw.get("resources", {}), f"{source}: resources", axis_values)
-    settings = raw.get("settings", {})
-    check_table(settings, settings_schema, f"{source}: settings", partial=True)
-    settings = dict(settings)
-    for name, prof in profiles.items():
-        ppath = f"{source}: profiles.{name}"
-        if name not in PROFILES:
-            raise SuiteConfigError(
-                f"{ppath}: unknown profile{did_you_mean(name, PROFILES)} (profiles: {', '.join(PROFILES)})"
-            )
-        check_table(prof, ProfileTable, ppath, partial=True)
-        if "seeds" in prof:
-            _seeds(prof["seeds"], f"{ppath}.seeds")
-        _check_grid(prof.get("grid", {}), grid_schema, f"{ppath}.grid", profile=True)
-        for axis in prof.get("grid", {}):
-            if axis not in grid:
-                raise SuiteConfigError(
-                    f"{ppath}.grid.{axis}: profile {name!r} sets axis {axis!r} that the [grid] does not have"
-                )
-        check_table(prof.get("settings", {}), settings_schema, f"{ppath}.settings", partial=True)
-        _check_resources(prof.get("resources", {}), f"{ppath}.resources", axis_values)
-    missing = [f.name for f in dataclasses.fields(grid_schema)
-               if f.name not in grid and f.default is dataclasses.MISSING
-               and f.default_factory is dataclasses.MISSING]
-    if missing:
+                if a in values and isinstance(v, list):
+                    values[a] |= set(map(str, v))
+    return values
+
+
+def _check_profile(name: str, prof: Any, ppath: str, grid: dict[str, list[Any]],
+                   schemas: tuple[type, type], axis_values: dict[str, set]) -> None:
+    """One ``[profiles.<name>]`` table: its keys, seeds, grid (only axes of the ``[grid]``),
+    settings and resources (``schemas``: the runner's ``Grid`` and ``Settings``)."""
+    if name not in PROFILES:
         raise SuiteConfigError(
-            f"{source}: the {raw['suite']} suite needs grid axis/axes {', '.join(missing)} in [grid]"
+            f"{ppath}: unknown profile{did_you_mean(name, PROFILES)} (profiles: {', '.join(PROFILES)})"
         )
-    exclude = _check_exclude(raw.get("exclude", []),
-                             {f.name for f in dataclasses.fields(grid_schema)}, f"{source}: exclude")
-    seeds_value, description = seeds, raw.get("description", "")
-    resources = dict(raw.get("resources", {}))
-    if profile in profiles:
-        prof = profiles[profile]
-        exclude = exclude + _check_exclude(
-            prof.get("exclude", []), {f.name for f in dataclasses.fields(grid_schema)},
-            f"{source}: profiles.{profile}.exclude")
-        grid.update(prof.get("grid", {}))
-        settings.update(prof.get("settings", {}))
-        resources = _merge_resources(resources, prof.get("resources", {}))
-        seeds_value = prof.get("seeds", seeds)
-        description = prof.get("description", description)
+    grid_schema, settings_schema = schemas
+    check_table(prof, ProfileTable, ppath, partial=True)
+    if "seeds" in prof:
+        _seeds(prof["seeds"], f"{ppath}.seeds")
+    _check_grid(prof.get("grid", {}), grid_schema, f"{ppath}.grid", profile=True)
+    for axis in prof.get("grid", {}):
+        if axis not in grid:
+            raise SuiteConfigError(
+                f"{ppath}.grid.{axis}: profile {name!r} sets axis {axis!r} that the [grid] does not have"
+            )
+    check_table(prof.get("settings", {}), settings_schema, f"{ppath}.settings", partial=True)
+    _check_resources(prof.get("resources", {}), f"{ppath}.resources", axis_values)
+
+
+def _dedupe_grid(grid: dict[str, list[Any]], suite: str, source: str, profile_grid: dict[str, Any],
+                 profile: str) -> list[str]:
+    """Leave repeated values (and aliases listed beside their name) out of every axis of
+    ``grid``, in place; one note per value left out, naming where it was written."""
     notes: list[str] = []
     for axis in list(grid):
-        where = f"{source}: " + (f"profiles.{profile}.grid.{axis}" if axis in profiles.get(profile, {}).get("grid", {})
-                                 else f"grid.{axis}")
-        grid[axis], more = dedupe_values(list(grid[axis]), where, _value_aliases(raw["suite"]).get(axis))
+        where = f"{source}: " + (f"profiles.{profile}.grid.{axis}" if axis in profile_grid else f"grid.{axis}")
+        grid[axis], more = dedupe_values(list(grid[axis]), where, _value_aliases(suite).get(axis))
         notes += more
-    try:
-        typed = settings_schema(**settings)
-    except (TypeError, ValueError) as exc:
-        where = f"profiles.{profile}.settings / settings" if profile in profiles else "settings"
-        raise SuiteConfigError(f"{source}: {where}: {exc}") from None
-    if profile not in profiles and profile not in ("full", "paper") and (profile != "demo" or explicit):
-        # before issue 34 a profile the file lacks ran the base settings without a word; full
-        # and paper (as full where absent) still run them, and so does the default profile
-        # (demo) where the user did not name it, saying so in the plan line (profile_missing)
-        raise SuiteConfigError(
-            f"{source}: no [profiles.{profile}] in this suite file; "
-            + (f"the profiles it has: {', '.join(sorted(profiles))}, and full (its [grid] and "
-               "[settings] as written)" if profiles else
-               "it has no profiles: run it without --profile, or with --profile full, for its "
-               "[grid] and [settings] as written")
-        )
-    return SuiteConfig(
-        suite=raw["suite"],
-        profile=profile,
-        description=description,
-        seeds=seeds_value,
-        grid=grid,
-        settings=settings,
-        source=source,
-        paper=raw.get("paper", ""),
-        resources=resources,
-        exclude=exclude,
-        profile_missing=profile == "demo" and profile not in profiles,
-        typed_settings=typed,
-        notes=tuple(notes),
+    return notes
+
+
+def _no_profile(source: str, profile: str, profiles: dict[str, Any]) -> SuiteConfigError:
+    """The error for a profile the file has no table of. Before issue 34 such a profile ran the
+    base settings without a word; full and paper (as full where absent) still run them, and so
+    does the default profile (demo) where the user did not name it, saying so in the plan line
+    (:attr:`SuiteConfig.profile_missing`)."""
+    return SuiteConfigError(
+        f"{source}: no [profiles.{profile}] in this suite file; "
+        + (f"the profiles it has: {', '.join(sorted(profiles))}, and full (its [grid] and "
+           "[settings] as written)" if profiles else
+           "it has no profiles: run it without --profile, or with --profile full, for its "
+           "[grid] and [settings] as written")
     )
 
 
