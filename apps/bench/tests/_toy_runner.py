@@ -18,10 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from gs_bench.report import Table
+from gs_bench.suites import Job
 
 
 @dataclass(frozen=True)
 class Grid:
+    """One grid point (written as a list, as runners did before issue 57: still accepted)."""
+
     n: list[int]
 
 
@@ -57,31 +60,30 @@ def validate(config) -> dict[str, str]:
     return {}
 
 
-def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    settings = job["settings"]
+def run_job(job: Job) -> dict[str, Any]:
+    settings, n = job.settings, job.params.n  # the dict of the job key; the grid point's n
     # a training loop's per-epoch line: it belongs in the job's log file, not on the console
-    logging.getLogger(__name__).info("toy epoch 1 of job n=%s", job["params"]["n"])
+    logging.getLogger(__name__).info("toy epoch 1 of job n=%s", n)
     if settings.get("pid_dir"):
-        Path(settings["pid_dir"], str(os.getpid())).write_text(job["key"])
+        Path(settings["pid_dir"], str(os.getpid())).write_text(job.key)
     running = None
     concurrent = 1
     if settings.get("trace_dir"):
         trace = Path(settings["trace_dir"])
-        (trace / f"start.{job['key']}.{os.getpid()}.{time.time_ns()}").write_text(str(job.get("device", "")))
-        running = trace / f"running.{job['key']}.{os.getpid()}"
+        (trace / f"start.{job.key}.{os.getpid()}.{time.time_ns()}").write_text(str(job.device))
+        running = trace / f"running.{job.key}.{os.getpid()}"
         running.write_text("")
         concurrent = len(list(trace.glob("running.*")))
     try:
-        if job["params"]["n"] == settings.get("fail_n", -1) and Path(settings.get("fail_while") or "/nonexistent").exists():
-            raise RuntimeError(f"toy job n={job['params']['n']} fails while {settings['fail_while']} exists")
+        if n == settings.get("fail_n", -1) and Path(settings.get("fail_while") or "/nonexistent").exists():
+            raise RuntimeError(f"toy job n={n} fails while {settings['fail_while']} exists")
         end = time.monotonic() + float(settings.get("sleep_s", 0.0))
         while time.monotonic() < end:
             time.sleep(0.05)
     finally:
         if running is not None:
             running.unlink(missing_ok=True)
-    return {"value": job["params"]["n"] * 10 + job["seed"], "concurrent": concurrent,
-            "cwd": os.getcwd()}
+    return {"value": n * 10 + job.seed, "concurrent": concurrent, "cwd": os.getcwd()}
 
 
 def tables(records) -> list[Table]:

@@ -354,7 +354,7 @@ def test_exclude_rules_are_checked_and_drop_grid_points(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text(base + '[[exclude]]\ndataset = "molecular-fidelity"\nalgorithm = ["dir"]\n')
     cfg = load_suite(str(path))
-    got = sorted((j.params["dataset"], j.params["algorithm"]) for j in expand_jobs(cfg))
+    got = sorted((j.params.dataset, j.params.algorithm) for j in expand_jobs(cfg))
     assert got == [("molecular-fidelity", "erm"), ("moleculeace-size", "dir"), ("moleculeace-size", "erm")]
     path.write_text(base + '[[exclude]]\ndatset = "molecular-fidelity"\n')
     with pytest.raises(SuiteConfigError, match=r"exclude\[0\]\.datset: unknown grid axis; did you mean 'dataset'"):
@@ -362,7 +362,7 @@ def test_exclude_rules_are_checked_and_drop_grid_points(tmp_path):
     # a profile's own rules add to the suite's, for that profile only
     path.write_text(base + '[[exclude]]\ndataset = "molecular-fidelity"\nalgorithm = ["dir"]\n'
                     '[profiles.ci]\n[[profiles.ci.exclude]]\ndataset = "moleculeace-size"\nalgorithm = "erm"\n')
-    got = sorted((j.params["dataset"], j.params["algorithm"]) for j in expand_jobs(load_suite(str(path), "ci")))
+    got = sorted((j.params.dataset, j.params.algorithm) for j in expand_jobs(load_suite(str(path), "ci")))
     assert got == [("molecular-fidelity", "erm"), ("moleculeace-size", "dir")]
     assert len(expand_jobs(load_suite(str(path), "demo"))) == 3
     path.write_text(base + '[profiles.ci]\n[[profiles.ci.exclude]]\nalgo = "erm"\n')

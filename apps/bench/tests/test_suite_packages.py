@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 import shutil
 import subprocess
 import sys
@@ -342,3 +343,115 @@ def test_a_newcomer_adds_a_suite_with_one_package_and_one_line(tmp_path, monkeyp
     suite.write_text(suite.read_text().replace("flip = 400", "flips = 400"))
     assert main(["run", str(suite), "--out", str(tmp_path / "o2"), "--set", "flip=3"]) == 2
     assert "flip" in capsys.readouterr().err and not (tmp_path / "o2" / "results").exists()
+
+
+# ------------------------------------------------------------------- typed jobs (issue 57)
+RUNNERS_DIR = PACKAGE.parent
+#: a job or a grid point read as a dict: what issue 57 took out of every runner
+DICT_READ = re.compile(r"\b(job|params)(\[|\.get\()")
+
+
+def dict_reads(folder: Path) -> list[str]:
+    """Every ``job[...]``, ``job.get(...)``, ``params[...]`` or ``params.get(...)`` in the
+    Python files under ``folder``: what the issue's ``grep -E`` finds."""
+    return [f"{path.relative_to(folder)}:{n}: {line.strip()}"
+            for path in sorted(folder.rglob("*.py"))
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if DICT_READ.search(line)]
+
+
+def test_no_runner_reads_a_job_or_a_grid_point_as_a_dict():
+    assert dict_reads(RUNNERS_DIR) == []
+
+
+def test_the_dict_read_check_finds_a_planted_one(tmp_path):
+    copy = tmp_path / "lebed"
+    shutil.copytree(PACKAGE, copy, ignore=lambda d, names: [n for n in names if n == "__pycache__"])
+    (copy / "job.py").write_text((copy / "job.py").read_text() + '\n\ndef _planted(job):\n'
+                                 '    return job["params"]["model"], job.get("device", "auto")\n')
+    assert len(dict_reads(copy)) == 1
+
+
+@pytest.mark.parametrize("suite", sorted(PACKAGES))
+def test_a_job_carries_its_grid_point_as_the_runners_grid(suite, tmp_path):
+    from gs_bench.suites import expand_jobs
+
+    package, grid = PACKAGES[suite][:2]
+    path = tmp_path / f"{suite}.toml"
+    path.write_text(f'suite = "{suite}"\nseeds = 2\n[grid]\n{grid}\n')
+    jobs = expand_jobs(load_suite(str(path), "full"))
+    assert len(jobs) == 2 and all(isinstance(j.params, package.Grid) for j in jobs)
+    written = dict(line.split(" = ") for line in grid.splitlines())
+    # the record's / key's params are the grid's axes as written, in its order
+    assert list(jobs[0].as_dict()["params"]) == list(written)
+    for axis, value in jobs[0].as_dict()["params"].items():
+        assert getattr(jobs[0].params, axis) == value
+
+
+def test_an_axis_left_out_takes_its_default_and_stays_out_of_the_key(tmp_path):
+    from gs_bench.suites import expand_jobs
+
+    config = load_suite(str(_suite(tmp_path)), "ci")
+    (job,) = expand_jobs(config)
+    assert job.params.shard == 0 and "shard" not in job.as_dict()["params"]
+
+
+@pytest.mark.parametrize(("suite", "axis", "bad", "message"), [
+    ("edgewise", "model", "gcnn", "unknown model 'gcnn'; did you mean 'gcn'?"),
+    ("edgewise", "fold", 3, "unknown fold 3; accepted: 0, 1, 2"),
+    ("lebed", "shift", "featur", "unknown shift 'featur'; did you mean 'feature'?"),
+    ("structural-shifts", "ratio", "50:5", "unknown ID:OOD ratio '50:5'"),
+    ("structural-shifts", "method", "ermm", "unknown method 'ermm' for structural-shifts; did you mean 'erm'?"),
+    ("gess", "backbone", "egnnn", "unknown backbone 'egnnn'; did you mean 'egnn'?"),
+    ("gess", "algorithm", "finetune", "replaced by tl-100"),
+])
+def test_a_grid_value_outside_its_fields_accepted_values_stops_validate(suite, axis, bad, message, tmp_path):
+    package, grid = PACKAGES[suite][:2]
+    path = tmp_path / f"{suite}.toml"
+    path.write_text(f'suite = "{suite}"\n[grid]\n{grid}\n')
+    config = load_suite(str(path), "full").with_overrides(axes={axis: [bad]})
+    with pytest.raises(SuiteConfigError, match=re.escape(message)):
+        package.validate(config)
+
+
+def test_the_grid_fields_declare_their_accepted_values():
+    for suite, axis in (("edgewise", "model"), ("lebed", "model"), ("lebed", "shift"),
+                        ("structural-shifts", "ratio"), ("gess", "backbone")):
+        f = {f.name: f for f in dataclasses.fields(PACKAGES[suite][0].Grid)}[axis]
+        assert f.metadata["allowed"], (suite, axis)
+    assert [f.name for f in dataclasses.fields(lebed.Grid) if f.default is dataclasses.MISSING] == \
+        ["dataset", "shift", "model"]
+
+
+def test_a_job_dict_becomes_the_typed_job_the_runner_gets(tmp_path):
+    from gs_bench.suites import Job
+
+    given = {"suite": "structural-shifts", "key": "k", "seed": 1, "settings": {"domains": 5},
+             "params": {"dataset": "cora-ml", "method": "erm"}, "workdir": str(tmp_path)}
+    job = Job.of(given, structural.Grid)
+    assert job.params == structural.Grid(dataset="cora-ml", strategy=None, ratio=None, method="erm")
+    assert job.point == {"dataset": "cora-ml", "method": "erm"} and job.workdir == tmp_path
+    assert job.device == "auto" and job.as_dict() == {k: v for k, v in given.items() if k != "workdir"}
+    assert Job.of(job, device="cpu").device == "cpu"
+    with pytest.raises(TypeError, match="has no axis strategi"):
+        Job.of({**given, "params": {"strategi": "popularity"}}, structural.Grid)
+
+
+def test_run_one_gives_the_runner_a_typed_job_with_the_resolved_device(tmp_path, monkeypatch):
+    import torch
+
+    from gs_bench.executors import run_one
+
+    (tmp_path / "typed_probe_runner.py").write_text(
+        "from dataclasses import dataclass\n\n"
+        "@dataclass(frozen=True)\nclass Grid:\n    n: int\n\n"
+        "def run_job(job):\n"
+        "    return {'grid': type(job.params).__name__, 'n': job.params.n, 'device': repr(job.device),\n"
+        "            'workdir': str(job.workdir)}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    given = {"suite": "probe", "key": "k", "params": {"n": 3}, "settings": {}, "seed": 0}
+    record = run_one("typed_probe_runner:run_job", given, workdir=str(tmp_path), device="cpu")
+    assert record["status"] == "ok", record["error"]
+    assert record["metrics"] == {"grid": "Grid", "n": 3, "device": repr(torch.device("cpu")),
+                                 "workdir": str(tmp_path)}
+    assert record["job"] == given  # the record keeps the job as it was given

@@ -32,6 +32,7 @@ worker.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import importlib.util
@@ -50,7 +51,7 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -59,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from gs_bench.store import ResultsStore, atomic_write_text
+from gs_bench.suites import Job
 
 __all__ = [
     "run_one", "execute", "environment", "package_versions", "source_fingerprints", "sources_edited",
@@ -294,7 +296,7 @@ def _log_handler(log_path: str | None, capture: bool) -> tuple[logging.Handler |
 
 def run_one(
     runner: str,
-    job: dict[str, Any],
+    job: Job | dict[str, Any],
     log_path: str | None = None,
     workdir: str | None = None,
     *,
@@ -304,80 +306,47 @@ def run_one(
 ) -> dict[str, Any]:
     """Run one job in this process and return its record (never raises: errors are recorded).
 
-    ``workdir`` (the results folder) reaches the runner as ``job["workdir"]``, e.g. for
-    files shared between jobs such as trained ensemble members; ``device`` (``"auto"``,
-    ``"cpu"``, ``"cuda"``, ``"cuda:N"``) is resolved here, on the machine that runs the job,
-    and reaches the runner as ``job["device"]``, a :class:`torch.device` (e.g. ``cuda:0``) that
-    the runner passes down unchanged (the job's one resolution; the record stores its name); the
-    record keeps ``job`` as it was given (neither enters the job key) and stores the device
-    used, the worker (:func:`worker_info`), ``wall_time_s`` and ``cpu_time_s`` (the process's
-    CPU seconds over the job, all threads: what the job cost, whatever else ran beside it).
-    ``threads``: torch threads of the job (default 1). With ``capture_log`` the job's log is returned in the record as ``log`` (text) instead
-    of written to ``log_path``: the Ray executor's tasks hand it to the driver.
+    The runner ``"<module>:run_job"`` is given the typed :class:`~gs_bench.suites.Job`: its grid
+    point built into the runner's ``Grid``, ``workdir`` (the results folder, e.g. for files
+    shared between jobs such as trained ensemble members) as ``job.workdir``, and ``device``
+    (``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"``), resolved here, on the machine that runs
+    the job, as ``job.device``: a :class:`torch.device` (e.g. ``cuda:0``) that the runner passes
+    down unchanged (the job's one resolution; the record stores its name). The record keeps
+    ``job`` as it was given (a :class:`~gs_bench.suites.Job` as :meth:`~gs_bench.suites.Job.as_dict`;
+    neither device nor folder enters it or the job key) and stores the device used, the worker
+    (:func:`worker_info`), ``wall_time_s`` and ``cpu_time_s`` (the process's CPU seconds over the
+    job, all threads: what the job cost, whatever else ran beside it). ``threads``: torch
+    threads of the job (default 1). With ``capture_log`` the job's log is returned in the record
+    as ``log`` (text) instead of written to ``log_path``: the Ray executor's tasks hand it to the
+    driver.
     """
+    given = job.as_dict() if isinstance(job, Job) else job
     handler, buf = _log_handler(log_path, capture_log)
-    root = logging.getLogger()
-    console: list[logging.Handler] = []
-    level = root.level
-    if handler is not None:
-        # the job's log (per-epoch lines, a failure's traceback) goes to its file only, as in
-        # a worker process: the console is the same whatever --workers (issue 34); the
-        # driver prints one line per failure, and the traceback with -v
-        console = list(root.handlers)
-        for h in console:
-            root.removeHandler(h)
-        root.addHandler(handler)
-        root.setLevel(logging.INFO)
     start, cpu_start = time.perf_counter(), time.process_time()
-    jlog = logging.getLogger(__name__)
     threads = int(threads) if threads else 1
     used = device
-    jlog.info(
-        "job %s (%s): %s, seed %s, on %s (device %s, %d torch thread(s))", job.get("key"),
-        job.get("suite"), json.dumps(job.get("params"), sort_keys=True), job.get("seed"),
-        socket.gethostname(), device, threads,
-    )
-    try:
+    with _job_log(handler):
+        log.info("job %s (%s): %s, seed %s, on %s (device %s, %d torch thread(s))", given.get("key"),
+                 given.get("suite"), json.dumps(given.get("params"), sort_keys=True), given.get("seed"),
+                 socket.gethostname(), device, threads)
         try:
-            import torch
-
-            torch.set_num_threads(threads)
-            from gs_models import keep_freed_memory
-
-            # freed activations stay in the heap for the next step instead of being unmapped
-            # and page-faulted again (gs_models.runtime; GS_KEEP_FREED_MEMORY=0 turns it off)
-            keep_freed_memory()
-            from gs_algos.device import resolve_device
-
-            # the one place a job's device is resolved: the runner gets the torch.device
-            # and hands it to gs-algos, whose trainers take it as it is (gs_algos.as_device)
-            resolved: Any = resolve_device(device, "--device")
-            used = str(resolved)
-        except ImportError:  # pragma: no cover - gs-bench always has torch and gs-algos
-            resolved = used
-        extra = {"device": resolved, **({"workdir": workdir} if workdir else {})}
-        metrics = _load(runner)({**job, **extra})
-        status, error = "ok", None
-    except Exception as exc:  # noqa: BLE001 - a failing job must not stop the others
-        jlog.exception("job %s failed on %s", job.get("key"), socket.gethostname())
-        metrics, status = {}, "error"
-        error = (f"{type(exc).__name__}: {exc} [on host {socket.gethostname()}]\n"
-                 f"{traceback.format_exc()}")
-    except BaseException:  # interrupted: no record will be written, say so
-        jlog.warning("job %s interrupted after %.1f s; no record written", job.get("key"),
-                     time.perf_counter() - start)
-        raise
-    else:
-        jlog.info("job %s finished in %.1f s", job.get("key"), time.perf_counter() - start)
-    finally:
-        if handler is not None:
-            root.removeHandler(handler)
-            handler.close()
-            for h in console:
-                root.addHandler(h)
-            root.setLevel(level)
+            resolved, used = _prepare_torch(device, threads)
+            where = {"device": resolved, **({"workdir": Path(workdir)} if workdir else {})}
+            metrics = _load(runner)(Job.of(job, _grid_of(runner), **where))
+            status, error = "ok", None
+        except Exception as exc:  # noqa: BLE001 - a failing job must not stop the others
+            log.exception("job %s failed on %s", given.get("key"), socket.gethostname())
+            metrics, status = {}, "error"
+            error = (f"{type(exc).__name__}: {exc} [on host {socket.gethostname()}]\n"
+                     f"{traceback.format_exc()}")
+        except BaseException:  # interrupted: no record will be written, say so
+            log.warning("job %s interrupted after %.1f s; no record written", given.get("key"),
+                        time.perf_counter() - start)
+            raise
+        else:
+            log.info("job %s finished in %.1f s", given.get("key"), time.perf_counter() - start)
     record = {
-        "job": job,
+        "job": given,
         "status": status,
         "error": error,
         "metrics": metrics,
@@ -391,6 +360,60 @@ def run_one(
     if buf is not None:
         record["log"] = buf.getvalue()
     return record
+
+
+@contextlib.contextmanager
+def _job_log(handler: logging.Handler | None) -> Iterator[None]:
+    """The job's log (per-epoch lines, a failure's traceback) goes to ``handler`` only while the
+    job runs, as in a worker process: the console is the same whatever --workers (issue 34); the
+    driver prints one line per failure, and the traceback with -v. ``None``: logging as it is."""
+    if handler is None:
+        yield
+        return
+    root = logging.getLogger()
+    console, level = list(root.handlers), root.level
+    for h in console:
+        root.removeHandler(h)
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+        for h in console:
+            root.addHandler(h)
+        root.setLevel(level)
+
+
+def _prepare_torch(device: str, threads: int) -> tuple[Any, str]:
+    """Set this process's torch threads and memory reuse, and resolve ``device``: ``(the
+    torch.device, its name)``, the one place a job's device is resolved (the runner hands it to
+    gs-algos, whose trainers take it as it is: gs_algos.as_device)."""
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+        from gs_models import keep_freed_memory
+
+        # freed activations stay in the heap for the next step instead of being unmapped
+        # and page-faulted again (gs_models.runtime; GS_KEEP_FREED_MEMORY=0 turns it off)
+        keep_freed_memory()
+        from gs_algos.device import resolve_device
+
+        resolved: Any = resolve_device(device, "--device")
+        return resolved, str(resolved)
+    except ImportError:  # pragma: no cover - gs-bench always has torch and gs-algos
+        return device, device
+
+
+def _grid_of(runner: str) -> type | None:
+    """The ``Grid`` of the runner ``"<module>:run_job"`` (its module's ``RUNNER``'s, or the
+    module's own), into which :func:`run_one` builds a job's grid point; ``None`` for a module
+    without one (the point stays a dict)."""
+    names = vars(importlib.import_module(runner.partition(":")[0]))
+    suite_runner = names.get("RUNNER")
+    return suite_runner.Grid if suite_runner is not None else names.get("Grid")
 
 
 def failure_record(job: dict[str, Any], error: str, *, device: str | None = None,
@@ -427,7 +450,7 @@ class ClusterCheckError(ValueError):
 
 
 def execute(
-    jobs: Sequence[dict[str, Any]],
+    jobs: Sequence[Job | dict[str, Any]],
     runner: str,
     store: ResultsStore,
     *,
@@ -459,6 +482,9 @@ def execute(
         raise ValueError(f"retries must be >= 0, got {retries}")
     if threads is not None and threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
+    # the executors carry a job as its dict (what a Ray task or a worker process receives, and
+    # what the record keeps); run_one builds the typed Job the runner gets from it
+    jobs = [j.as_dict() if isinstance(j, Job) else j for j in jobs]
     todo = [j for j in jobs if not store.is_done(j["key"])]
     done: list[dict[str, Any]] = []
 
@@ -750,68 +776,21 @@ def _execute_ray(todo, runner, store, workers, address, finish, *, device, threa
         )
     started_here = False
     if not ray.is_initialized():
-        quiet = {"log_to_driver": False, "logging_level": logging.WARNING}  # CLI: our lines only
-        if address:
-            check_reachable(address)
-            try:
-                ray.init(address=address, **quiet)
-            except (ConnectionError, TimeoutError) as exc:
-                raise ClusterCheckError(
-                    f"cannot connect to the Ray cluster at {address}: {type(exc).__name__}: "
-                    f"{' '.join(str(exc).split())[:200]}{_auth_hint()}; see docs/cluster.md"
-                ) from None
-        else:
-            # "local": always a new local instance, as documented (docs/cluster.md). Without
-            # an address Ray would look for a running instance (RAY_ADDRESS, then any local
-            # GCS process) and connect to someone else's cluster, e.g. another test session's
-            # on the same machine, where num_cpus is refused
-            ray.init(
-                address="local",
-                num_cpus=max(1, math.ceil(workers * max(c for c, _ in demand.values()))),
-                include_dashboard=False,
-                _node_ip_address="127.0.0.1",
-                **quiet,
-            )
+        _ray_init(ray, address, max(1, math.ceil(workers * max(c for c, _ in demand.values()))))
         started_here = True
     inflight: dict[Any, dict[str, Any]] = {}
     try:
-        nodes = _job_nodes(ray.nodes())
-        _check_feasible(set(demand.values()), nodes)
-        marker = store.root.resolve() / f".gs-bench-node-check-{secrets.token_hex(6)}"
-        marker.write_text("gs-bench: does every Ray node see this folder?\n", encoding="utf-8")
-        try:
-            shared = _check_nodes(ray, nodes, check, str(marker), env)
-        finally:
-            marker.unlink(missing_ok=True)
-        workdir = str(store.root.resolve()) if shared else None
-        if not shared:
-            log.warning(
-                "not every Ray node sees %s: jobs get no shared work folder (ensembles train "
-                "their members themselves); records and logs still come back to this driver",
-                store.root.resolve())
-        task = ray.remote(_ray_job)
-        opts = {"runtime_env": {"env_vars": env}} if env else {}
+        workdir = _ray_workdir(ray, store, demand, check, env)
+        submit = functools.partial(_ray_submit, ray.remote(_ray_job), runner, workdir, device,
+                                   threads, retries, {"runtime_env": {"env_vars": env}} if env else {})
         queue = deque(todo)
         while queue or inflight:
             while queue and len(inflight) < workers:
                 job = queue.popleft()
-                cpus, gpus = demand[job["key"]]
-                ref = task.options(num_cpus=cpus, num_gpus=gpus, max_retries=retries, **opts).remote(
-                    runner, job, workdir, device, threads or max(1, int(cpus)))
-                inflight[ref] = job
+                inflight[submit(job, demand[job["key"]])] = job
             ready, _ = ray.wait(list(inflight), num_returns=1)
             for ref in ready:
-                job = inflight.pop(ref)
-                try:
-                    record = ray.get(ref)
-                except ray.exceptions.RayError as exc:  # the task's worker or node died
-                    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-                    record = failure_record(
-                        job, f"{type(exc).__name__}: the Ray task of this job returned no record "
-                             f"(its worker process or node died; retried {retries} time(s), "
-                             f"--retries): {first}", device=device)
-                    record["log"] = record["error"] + "\n"
-                finish(record)
+                finish(_ray_record(ray, ref, inflight.pop(ref), retries, device))
     except BaseException:
         for ref in inflight:  # interrupted: stop what still runs, keep what finished
             try:
@@ -822,6 +801,70 @@ def _execute_ray(todo, runner, store, workers, address, finish, *, device, threa
     finally:
         if started_here:
             ray.shutdown()
+
+
+def _ray_init(ray, address: str | None, num_cpus: int) -> None:
+    """Connect to the cluster at ``address`` (checked reachable first), or start a new local
+    Ray instance of ``num_cpus`` CPUs."""
+    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}  # CLI: our lines only
+    if address:
+        check_reachable(address)
+        try:
+            ray.init(address=address, **quiet)
+        except (ConnectionError, TimeoutError) as exc:
+            raise ClusterCheckError(
+                f"cannot connect to the Ray cluster at {address}: {type(exc).__name__}: "
+                f"{' '.join(str(exc).split())[:200]}{_auth_hint()}; see docs/cluster.md"
+            ) from None
+        return
+    # "local": always a new local instance, as documented (docs/cluster.md). Without an address
+    # Ray would look for a running instance (RAY_ADDRESS, then any local GCS process) and connect
+    # to someone else's cluster, e.g. another test session's on the same machine, where
+    # num_cpus is refused
+    ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
+             _node_ip_address="127.0.0.1", **quiet)
+
+
+def _ray_workdir(ray, store, demand, check, env) -> str | None:
+    """Check the cluster before any job (every demand fits a node; every node passes
+    :class:`NodeCheck`); the results folder when every node sees it, else ``None`` (jobs get no
+    shared work folder)."""
+    nodes = _job_nodes(ray.nodes())
+    _check_feasible(set(demand.values()), nodes)
+    marker = store.root.resolve() / f".gs-bench-node-check-{secrets.token_hex(6)}"
+    marker.write_text("gs-bench: does every Ray node see this folder?\n", encoding="utf-8")
+    try:
+        shared = _check_nodes(ray, nodes, check, str(marker), env)
+    finally:
+        marker.unlink(missing_ok=True)
+    if shared:
+        return str(store.root.resolve())
+    log.warning(
+        "not every Ray node sees %s: jobs get no shared work folder (ensembles train "
+        "their members themselves); records and logs still come back to this driver",
+        store.root.resolve())
+    return None
+
+
+def _ray_submit(task, runner, workdir, device, threads, retries, opts, job, demand) -> Any:
+    """Start ``job`` as a Ray task asking for ``demand`` = (CPUs, GPUs); its object ref."""
+    cpus, gpus = demand
+    return task.options(num_cpus=cpus, num_gpus=gpus, max_retries=retries, **opts).remote(
+        runner, job, workdir, device, threads or max(1, int(cpus)))
+
+
+def _ray_record(ray, ref, job, retries: int, device: str) -> dict[str, Any]:
+    """The record a finished task returned, or a failure record where its worker or node died."""
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayError as exc:  # the task's worker or node died
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        record = failure_record(
+            job, f"{type(exc).__name__}: the Ray task of this job returned no record "
+                 f"(its worker process or node died; retried {retries} time(s), "
+                 f"--retries): {first}", device=device)
+        record["log"] = record["error"] + "\n"
+        return record
 
 
 def _resources(res: Mapping[str, float] | None) -> tuple[float, float]:

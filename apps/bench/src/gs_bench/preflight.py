@@ -9,8 +9,8 @@ Two kinds of problem are told apart, because they call for different fixes:
 * ``data``: the job needs files or an optional package this machine lacks (a dataset not
   downloaded, PYTHIA 8 + ACTS for Track events not in the cache). Fix the machine.
 
-A runner may define ``problems(config, jobs) -> list[Problem]`` (jobs as planned by
-:func:`plan_jobs`). A :class:`~gs_bench.suites.DataMissingError` raised by a
+A runner may define ``problems(config, jobs) -> list[Problem]`` (the
+:class:`~gs_bench.suites.Job` objects :func:`plan` returns). A :class:`~gs_bench.suites.DataMissingError` raised by a
 runner's ``validate`` becomes one ``data`` problem for all the suite's jobs; any other
 :class:`~gs_bench.suites.SuiteConfigError` (a construction error found while loading or
 validating) propagates, as before.
@@ -25,9 +25,9 @@ from typing import Any
 
 from gs_bench.executors import environment
 from gs_bench.runners import load_runner
-from gs_bench.suites import DataMissingError, SuiteConfig, expand_jobs
+from gs_bench.suites import DataMissingError, Job, SuiteConfig, expand_jobs
 
-__all__ = ["KINDS", "Problem", "Preflight", "check_suite", "format_problems"]
+__all__ = ["KINDS", "Problem", "Preflight", "check_suite", "format_problems", "plan", "plan_jobs"]
 
 KINDS = ("construction", "data")
 
@@ -64,7 +64,8 @@ class Problem:
 
 @dataclass
 class Preflight:
-    """What :func:`check_suite` found: the planned jobs and the problems."""
+    """What :func:`check_suite` found: the planned jobs (as the executors and the records hold
+    them, :meth:`~gs_bench.suites.Job.as_dict`) and the problems."""
 
     suite: str
     profile: str
@@ -115,28 +116,39 @@ def format_problems(problems: Sequence[Problem]) -> str:
     return "\n".join("  " + p.line() for p in order)
 
 
-def plan_jobs(
+def plan(
     config: SuiteConfig, *, key_extra: dict[str, Any] | None = None
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Validate ``config`` (before any job starts) and expand it into job dicts. The returned
-    environment holds the data fingerprints too (``data_fingerprints``). ``key_extra``: see
-    :func:`gs_bench.suites.expand_jobs`."""
+) -> tuple[list[Job], dict[str, Any]]:
+    """Validate ``config`` (before any job starts) and expand it into the typed jobs, in the
+    order the executor starts them. The returned environment holds the data fingerprints too
+    (``data_fingerprints``). ``key_extra``: see :func:`gs_bench.suites.expand_jobs`."""
     runner = load_runner(config.suite)
     fingerprints = runner.validate(config)
     env = environment()
     env["data_fingerprints"] = dict(fingerprints or {})
     seeds = config.seeds
-    most = runner.max_runs(config.settings, config.seeds)
+    # the hooks take the typed settings (a config built by hand has none: its dict then)
+    settings = config.typed_settings if config.typed_settings is not None else config.settings
+    most = runner.max_runs(settings, config.seeds)
     if most > config.seeds:  # some grid points run more often than `seeds` (e.g. GPN: 5)
         config = config.with_overrides(seeds=most)
     jobs = expand_jobs(config, versions=env["versions"], fingerprints=fingerprints,
                        key_extra=key_extra)
     # grid points that make no sense (e.g. a domain shift of Cora), and methods with their own
     # number of runs (e.g. one 5-member ensemble)
-    jobs = [j for j in jobs if runner.applicable(j.params, j.settings)
-            and j.seed < runner.runs(j.params, j.settings, seeds)]
+    jobs = [j for j in jobs if runner.applicable(j.params, settings)
+            and j.seed < runner.runs(j.params, settings, seeds)]
     # e.g. single models before the ensembles that reuse them
-    return runner.order_jobs([j.as_dict() for j in jobs]), env
+    return runner.order_jobs(jobs), env
+
+
+def plan_jobs(
+    config: SuiteConfig, *, key_extra: dict[str, Any] | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """:func:`plan`, the jobs as the executors and the records take them
+    (:meth:`~gs_bench.suites.Job.as_dict`)."""
+    jobs, env = plan(config, key_extra=key_extra)
+    return [j.as_dict() for j in jobs], env
 
 
 def _missing_per_dataset(config: SuiteConfig) -> list[Problem]:
@@ -168,7 +180,7 @@ def check_suite(config, key_extra: dict[str, Any] | None = None) -> Preflight:
                        for values in itertools.product(*(config.grid[a] for a in axes)))
     try:
         # a construction error (SuiteConfigError) propagates
-        jobs, out.env = plan_jobs(config, key_extra=key_extra)
+        jobs, out.env = plan(config, key_extra=key_extra)
     except DataMissingError as exc:
         out.jobs = [j.as_dict() for j in expand_jobs(config)]
         # which datasets lack their files, each with its jobs (a runner's check stops at the
@@ -176,6 +188,6 @@ def check_suite(config, key_extra: dict[str, Any] | None = None) -> Preflight:
         out.problems.extend(_missing_per_dataset(config) or [
             Problem("data", "suite", " ".join(str(exc).split()), len(out.jobs))])
         return out
-    out.jobs = jobs
+    out.jobs = [j.as_dict() for j in jobs]
     out.problems.extend(load_runner(config.suite).problems(config, jobs))
     return out

@@ -24,12 +24,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Runner", "SuiteRunner", "HOOKS", "OPTIONAL_HOOKS", "setting"]
+__all__ = ["Runner", "SuiteRunner", "HOOKS", "OPTIONAL_HOOKS", "setting", "axis"]
 
 Record = dict[str, Any]
-#: :class:`gs_bench.suites.SuiteConfig`, :class:`gs_bench.report.Table` and ``Figure``: not
-#: imported here, not even for type checking (a circle: suites -> runners -> this module)
-SuiteConfig = Table = Figure = Any
+#: :class:`gs_bench.suites.SuiteConfig` and :class:`~gs_bench.suites.Job`,
+#: :class:`gs_bench.report.Table` and ``Figure``: not imported here, not even for type checking
+#: (a circle: suites -> runners -> this module). ``Point`` is the runner's ``Grid`` instance (one
+#: grid point), ``TypedSettings`` its ``Settings`` instance.
+SuiteConfig = Job = Point = TypedSettings = Table = Figure = Any
 
 #: the hooks every runner defines
 HOOKS = ("validate", "run_job", "tables")
@@ -42,8 +44,11 @@ OPTIONAL_HOOKS = ("figures", "paragraphs", "notes", "applicable", "runs", "max_r
 class Runner(Protocol):
     """What gs-bench asks of the runner of one suite.
 
-    ``Grid`` and ``Settings`` are frozen dataclasses: the grid axes and the ``[settings]`` keys
-    the suite accepts, with their types (``load_suite`` checks a suite file against them). The
+    ``Grid`` and ``Settings`` are frozen dataclasses: the grid axes (a ``Grid`` instance is one
+    grid point, :attr:`gs_bench.suites.Job.params`) and the ``[settings]`` keys the suite
+    accepts, with their types and accepted values (``load_suite`` and
+    :func:`gs_bench.suites.check_grid` check a suite file against them). The hooks take the
+    typed objects: a :class:`~gs_bench.suites.Job`, a ``Grid`` point, the ``Settings``. The
     optional hooks' defaults are those of :class:`SuiteRunner`.
     """
 
@@ -56,9 +61,10 @@ class Runner(Protocol):
         """Check datasets, methods and data files before any job starts (raise
         :class:`gs_bench.suites.SuiteConfigError` saying what to fix); a fingerprint per dataset."""
 
-    def run_job(self, job: dict[str, Any]) -> dict[str, Any]:
-        """Run one job (``job["params"]``, ``["settings"]``, ``["seed"]``, and from the executor
-        ``["device"]`` and ``["workdir"]``) on a worker; its metrics."""
+    def run_job(self, job: Job) -> dict[str, Any]:
+        """Run one job (its grid point ``job.params``, ``Settings.from_job(job)``, ``job.seed``,
+        and from the executor ``job.device``, a resolved ``torch.device``, and ``job.workdir``)
+        on a worker; its metrics."""
 
     def tables(self, records: Sequence[Record]) -> list[Table]:
         """The paper-layout tables, drawn from the records only."""
@@ -75,20 +81,20 @@ class Runner(Protocol):
     def notes(self, records: Sequence[Record], run_dir: Path) -> list[str]:
         """Text put after the suite's figures, e.g. what could not be drawn (default: none)."""
 
-    def applicable(self, params: dict[str, Any], settings: dict[str, Any]) -> bool:
+    def applicable(self, point: Point, settings: TypedSettings) -> bool:
         """Whether a grid point makes sense (default: every point does)."""
 
-    def runs(self, params: dict[str, Any], settings: dict[str, Any], seeds: int) -> int:
+    def runs(self, point: Point, settings: TypedSettings, seeds: int) -> int:
         """Runs of a grid point, e.g. one 5-member ensemble against 3 runs of a single model
         (default: ``seeds``)."""
 
-    def max_runs(self, settings: dict[str, Any], seeds: int) -> int:
+    def max_runs(self, settings: TypedSettings, seeds: int) -> int:
         """The most runs any grid point has, so that many are planned (default: ``seeds``)."""
 
-    def order_jobs(self, jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def order_jobs(self, jobs: list[Job]) -> list[Job]:
         """The order the executor starts the jobs in (default: as planned)."""
 
-    def problems(self, config: SuiteConfig, jobs: list[dict[str, Any]]) -> list[Any]:
+    def problems(self, config: SuiteConfig, jobs: list[Job]) -> list[Any]:
         """Jobs that cannot succeed, as :class:`gs_bench.preflight.Problem` (default: none)."""
 
     @property
@@ -109,23 +115,23 @@ def _no_notes(records: Sequence[Record], run_dir: Path) -> list[str]:
     return []
 
 
-def _every_point(params: dict[str, Any], settings: dict[str, Any] | None = None) -> bool:
+def _every_point(point: Point, settings: TypedSettings | None = None) -> bool:
     return True
 
 
-def _every_seed(params: dict[str, Any], settings: dict[str, Any], seeds: int) -> int:
+def _every_seed(point: Point, settings: TypedSettings, seeds: int) -> int:
     return seeds
 
 
-def _seeds(settings: dict[str, Any], seeds: int) -> int:
+def _seeds(settings: TypedSettings, seeds: int) -> int:
     return seeds
 
 
-def _as_planned(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _as_planned(jobs: list[Job]) -> list[Job]:
     return jobs
 
 
-def _no_problems(config: Any, jobs: list[dict[str, Any]]) -> list[Any]:
+def _no_problems(config: Any, jobs: list[Job]) -> list[Any]:
     return []
 
 
@@ -140,7 +146,7 @@ class SuiteRunner:
     Grid: type
     Settings: type
     validate: Callable[..., dict[str, str]]
-    run_job: Callable[[dict[str, Any]], dict[str, Any]]
+    run_job: Callable[[Job], dict[str, Any]]
     tables: Callable[..., list[Any]]
     figures: Callable[..., list[Any]] = _no_figures
     paragraphs: Callable[..., list[str]] = _no_text
@@ -148,7 +154,7 @@ class SuiteRunner:
     applicable: Callable[..., bool] = _every_point
     runs: Callable[..., int] = _every_seed
     max_runs: Callable[..., int] = _seeds
-    order_jobs: Callable[..., list[dict[str, Any]]] = _as_planned
+    order_jobs: Callable[..., list[Job]] = _as_planned
     problems: Callable[..., list[Any]] = _no_problems
     axis_aliases: Mapping[str, str] = field(default_factory=dict)
     #: settings whose values a report treats as a sweep, not as another run: records that differ
@@ -197,4 +203,21 @@ def setting(default: Any = None, *, cite: str, allowed: Any = None, doc: str = "
     meta = {"cite": cite, "allowed": allowed, "doc": doc}
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def axis(default: Any = dataclasses.MISSING, *, allowed: Any = None, check: Any = None,
+         unknown: str = "", doc: str = "") -> Any:
+    """A field of a suite's ``Grid``: one grid point's value of an axis, with the values it
+    accepts written beside it, as :func:`setting` does for a setting.
+    :func:`gs_bench.suites.check_grid` (a runner's ``validate``) checks every value the suite's
+    grid lists: ``allowed`` is a collection (a dict: its keys) or a function returning one, read
+    at call time (a registry such as gs-splits' strategies); ``check`` a function that raises
+    :class:`~gs_bench.suites.SuiteConfigError` for a value it refuses, for what a list cannot
+    say (gess's ``tl-<N>``); ``unknown`` the start of the message for a value not allowed
+    (default ``"unknown {axis} {value!r}"``), to which the closest accepted value and the
+    accepted values are added. A field without ``default`` is an axis the suite's grid must
+    have; one with a default may be left out (its points then take the default, and the axis
+    enters no job key)."""
+    meta = {"allowed": allowed, "check": check, "unknown": unknown, "doc": doc}
     return field(default=default, metadata=meta)

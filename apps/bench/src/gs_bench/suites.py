@@ -54,7 +54,10 @@ import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -64,6 +67,9 @@ else:  # pragma: no cover
 __all__ = [
     "SuiteConfig",
     "Job",
+    "TypedGrid",
+    "grid_point",
+    "check_grid",
     "did_you_mean",
     "SuiteConfigError",
     "DataMissingError",
@@ -270,28 +276,116 @@ class _Unset:
 UNSET: Any = _Unset()
 
 
+class TypedGrid:
+    """Base of a suite's frozen ``Grid`` dataclass: one grid point, each axis a field with its
+    type, its accepted values and a line on what it does (:func:`gs_bench.runner.axis`).
+
+    A suite file lists several values per axis (``[grid] model = ["gcn", "gat"]``); a field
+    holds one of them, and :func:`load_suite` checks every listed value against the field's
+    type. :func:`check_grid` checks them against the field's accepted values. A job carries its
+    point as this object (:attr:`Job.params`)."""
+
+    @classmethod
+    def from_mapping(cls, point: Any) -> Any:
+        """The grid point of a ``{axis: value}`` mapping (an instance passes through); see
+        :func:`grid_point`."""
+        return grid_point(cls, point)
+
+
+def grid_point(grid: type, point: Any) -> Any:
+    """The ``grid`` dataclass instance of the ``{axis: value}`` mapping ``point`` (an instance
+    passes through). An axis the mapping lacks takes its field's default, or ``None`` where the
+    field has none (a point written by hand, e.g. ``{"method": "erm", "dataset": "cora-ml"}``
+    for a plan hook); an axis the grid does not have is a ``TypeError``."""
+    if isinstance(point, grid):
+        return point
+    point = dict(point or {})
+    fields = dataclasses.fields(grid)
+    unknown = sorted(set(point) - {f.name for f in fields})
+    if unknown:
+        raise TypeError(f"grid point {point}: {grid.__qualname__} has no axis {', '.join(unknown)} "
+                        f"(axes: {', '.join(f.name for f in fields)})")
+    values = {f.name: point[f.name] if f.name in point else _field_default(f) for f in fields}
+    return grid(**values)
+
+
+def _field_default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return None
+
+
 @dataclass(frozen=True)
 class Job:
-    """One unit of work: a grid point, a seed and the suite settings."""
+    """One unit of work: a grid point, a seed and the suite settings, and where it runs.
+
+    ``params`` is the suite's ``Grid`` instance (:class:`TypedGrid`); ``axes`` names the axes of
+    the suite's grid in its order, the keys of :attr:`point`, the ``{axis: value}`` dict that
+    enters the job key and the record (an axis with a default, such as lebed's ``shard``, is
+    there only where the grid lists it). ``settings`` is the dict of the keys the suite file and
+    the command line set, as it enters the key; ``Settings.from_job(job)`` is its typed object.
+    ``device`` and ``workdir`` come from the executor (:func:`gs_bench.executors.run_one`) and
+    enter neither the key nor the record: ``device`` is the :class:`torch.device` resolved once
+    on the worker (``"auto"`` for a job run by hand), ``workdir`` the results folder, for files
+    jobs share (``None``: no shared folder)."""
 
     suite: str
-    params: dict[str, Any]
+    params: Any
     settings: dict[str, Any]
     seed: int
     key: str = field(default="")
+    axes: tuple[str, ...] | None = None
+    device: torch.device | str = "auto"
+    workdir: Path | None = None
+
+    @property
+    def point(self) -> dict[str, Any]:
+        """The grid point as ``{axis: value}``, in the grid's order (what enters the key)."""
+        if isinstance(self.params, Mapping):
+            return dict(self.params)
+        names = self.axes if self.axes is not None else [f.name for f in dataclasses.fields(self.params)]
+        return {a: getattr(self.params, a) for a in names}
 
     def describe(self) -> str:
-        parts = [f"{k}={v}" for k, v in self.params.items()]
+        parts = [f"{k}={v}" for k, v in self.point.items()]
         return f"{self.suite}[{', '.join(parts)}, seed={self.seed}]"
 
     def as_dict(self) -> dict[str, Any]:
+        """The job as the plan, the executors and the record hold it (JSON; no device, no
+        work folder)."""
         return {
             "suite": self.suite,
-            "params": self.params,
+            "params": self.point,
             "settings": self.settings,
             "seed": self.seed,
             "key": self.key,
         }
+
+    @classmethod
+    def of(cls, job: Any, grid: type | None = None, **where: Any) -> Job:
+        """The typed job of ``job``: a :class:`Job` (``where`` replaces its ``device`` /
+        ``workdir``), or a job dict (:meth:`as_dict`'s keys, and ``device`` / ``workdir`` where
+        a caller gives them), its ``params`` built into ``grid`` (the suite's ``Grid``; without
+        one they stay a dict)."""
+        if isinstance(job, Job):
+            if grid is not None and isinstance(job.params, Mapping):  # a job planned without it
+                where = {"params": grid_point(grid, job.params), "axes": tuple(job.params), **where}
+            return dataclasses.replace(job, **where) if where else job
+        job = dict(job)
+        params = job.get("params") or {}
+        workdir = where.get("workdir", job.get("workdir"))
+        return cls(
+            suite=job.get("suite", ""),
+            params=grid_point(grid, params) if grid is not None else params,
+            settings=dict(job.get("settings") or {}),
+            seed=int(job.get("seed", 0)),
+            key=job.get("key", ""),
+            axes=tuple(params) if isinstance(params, Mapping) else None,
+            device=where.get("device", job.get("device", "auto")),
+            workdir=Path(workdir) if workdir else None,
+        )
 
 
 def available_suites() -> list[str]:
@@ -460,8 +554,9 @@ class TypedSettings:
 
     @classmethod
     def from_job(cls, job: Any) -> Any:
-        """The typed settings of a job dict, from ``job["settings"]`` (the dict of its key)."""
-        return cls.from_mapping(job.get("settings"))
+        """The typed settings of a job (:attr:`Job.settings`, the dict of its key; a job dict's
+        ``"settings"``)."""
+        return cls.from_mapping(job.settings if isinstance(job, Job) else job.get("settings"))
 
     @classmethod
     def from_record(cls, record: Any) -> Any:
@@ -615,8 +710,46 @@ def _check_grid(grid: Any, schema: type, path: str, *, profile: bool) -> dict[st
             raise SuiteConfigError(
                 f"{path}.{axis}: a grid axis must be a non-empty list, got {_value_repr(values)}"
             )
-    check_table(grid, schema, path, partial=True)
+        bad = _non_finite(values, f"{path}.{axis}")
+        if bad is not None:
+            raise SuiteConfigError(f"{bad[0]}: expected a finite number, got {_value_repr(bad[1])}")
+        tp = _axis_type(schema, axis)
+        if not _matches(values, tp):
+            raise SuiteConfigError(f"{path}.{axis}: expected {_type_name(tp)}, got {_value_repr(values)}")
     return dict(grid)
+
+
+def _axis_type(schema: type, axis: str) -> Any:
+    """The type of a grid axis' list of values: ``list[T]`` for a ``Grid`` field of type ``T``
+    (one grid point's value); a field written as a list already (``n: list[int]``, a runner of
+    before issue 57) is taken as it is."""
+    tp = _type_hints(schema)[axis]
+    return tp if typing.get_origin(tp) is list else list[tp]
+
+
+def check_grid(config: SuiteConfig, grid: type) -> None:
+    """Raise :class:`SuiteConfigError` unless ``config``'s grid has every axis ``grid`` (the
+    runner's ``Grid``) requires and every value it lists is one its field accepts: the field's
+    ``check`` (a function that raises), else its ``allowed`` values (a collection, or a function
+    that returns one, read at call time: a registry), with the closest one named (see
+    :func:`gs_bench.runner.axis`). A runner's ``validate`` calls it first."""
+    for f in dataclasses.fields(grid):
+        if f.name not in config.grid:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise SuiteConfigError(f"{config.source}: the {config.suite} suite needs a grid axis {f.name!r}")
+            continue
+        check, allowed = f.metadata.get("check"), f.metadata.get("allowed")
+        if check is None and (allowed is None or isinstance(allowed, str)):
+            continue  # no accepted values to check against (a string only describes them)
+        names = allowed() if callable(allowed) else allowed
+        for value in config.grid[f.name]:
+            if check is not None:
+                check(value)
+            elif value not in names:
+                head = f.metadata.get("unknown") or "unknown {axis} {value!r}"
+                raise SuiteConfigError(
+                    f"{head.format(axis=f.name, value=value)}{did_you_mean(value, names)}; "
+                    f"accepted: {', '.join(map(str, names))}")
 
 
 #: what a ``[resources]`` table (or one of its per-value tables) may set
@@ -745,9 +878,73 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
     (:attr:`SuiteConfig.typed_settings`).
     """
     raw, source = _read_toml(name_or_path)
+    suite = _check_top_level(raw, source)
+    if profile not in PROFILES:
+        raise SuiteConfigError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    grid_schema, settings_schema = runner_schema(suite)
+    seeds = _seeds(raw.get("seeds", 1), f"{source}: seeds")
+    profiles = raw.get("profiles", {})
+    if not isinstance(profiles, dict):  # before the grid axes read the profiles' grids
+        raise SuiteConfigError(f"{source}: profiles must be tables [profiles.<name>], got {_value_repr(profiles)}")
+    grid = _check_grid(raw.get("grid", {}), grid_schema, f"{source}: grid", profile=False)
+    axis_values = _axis_values(grid, profiles)
+    _check_resources(raw.get("resources", {}), f"{source}: resources", axis_values)
+    settings = raw.get("settings", {})
+    check_table(settings, settings_schema, f"{source}: settings", partial=True)
+    settings = dict(settings)
+    for name, prof in profiles.items():
+        _check_profile(name, prof, f"{source}: profiles.{name}", grid, (grid_schema, settings_schema),
+                       axis_values)
+    missing = [f.name for f in dataclasses.fields(grid_schema)
+               if f.name not in grid and f.default is dataclasses.MISSING
+               and f.default_factory is dataclasses.MISSING]
+    if missing:
+        raise SuiteConfigError(
+            f"{source}: the {suite} suite needs grid axis/axes {', '.join(missing)} in [grid]"
+        )
+    axes = {f.name for f in dataclasses.fields(grid_schema)}
+    exclude = _check_exclude(raw.get("exclude", []), axes, f"{source}: exclude")
+    seeds_value, description = seeds, raw.get("description", "")
+    resources = dict(raw.get("resources", {}))
+    if profile in profiles:
+        prof = profiles[profile]
+        exclude = exclude + _check_exclude(prof.get("exclude", []), axes, f"{source}: profiles.{profile}.exclude")
+        grid.update(prof.get("grid", {}))
+        settings.update(prof.get("settings", {}))
+        resources = _merge_resources(resources, prof.get("resources", {}))
+        seeds_value = prof.get("seeds", seeds)
+        description = prof.get("description", description)
+    notes = _dedupe_grid(grid, suite, source, profiles.get(profile, {}).get("grid", {}), profile)
+    try:
+        typed = settings_schema(**settings)
+    except (TypeError, ValueError) as exc:
+        where = f"profiles.{profile}.settings / settings" if profile in profiles else "settings"
+        raise SuiteConfigError(f"{source}: {where}: {exc}") from None
+    if profile not in profiles and profile not in ("full", "paper") and (profile != "demo" or explicit):
+        raise _no_profile(source, profile, profiles)
+    return SuiteConfig(
+        suite=suite,
+        profile=profile,
+        description=description,
+        seeds=seeds_value,
+        grid=grid,
+        settings=settings,
+        source=source,
+        paper=raw.get("paper", ""),
+        resources=resources,
+        exclude=exclude,
+        profile_missing=profile == "demo" and profile not in profiles,
+        typed_settings=typed,
+        notes=tuple(notes),
+    )
+
+
+def _check_top_level(raw: dict[str, Any], source: str) -> str:
+    """The top-level keys of a suite file against :class:`SuiteFile` (``[grid]``, ``[settings]``,
+    the profiles and the exclude rules are checked elsewhere); its runner's name."""
+    names = [f.name for f in dataclasses.fields(SuiteFile)]
     for key in raw:
-        if key not in {f.name for f in dataclasses.fields(SuiteFile)}:
-            names = [f.name for f in dataclasses.fields(SuiteFile)]
+        if key not in names:
             raise SuiteConfigError(
                 f"{source}: unknown top-level keys [{key!r}]{did_you_mean(key, names)} "
                 f"(accepted: {', '.join(names)})"
@@ -761,103 +958,71 @@ def load_suite(name_or_path: str, profile: str = "demo", *, explicit: bool = Fal
             f"{source}: suite = {raw['suite']!r} has no runner{did_you_mean(raw['suite'], RUNNERS)} "
             f"(known: {', '.join(sorted(RUNNERS))})"
         )
-    if profile not in PROFILES:
-        raise SuiteConfigError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
-    grid_schema, settings_schema = runner_schema(raw["suite"])
     top = {k: v for k, v in raw.items() if k not in ("grid", "settings", "profiles", "exclude")}
     try:
         check_table(top, SuiteFile, "", partial=True)
     except SuiteConfigError as exc:
         raise SuiteConfigError(f"{source}: {exc}") from None
-    seeds = _seeds(raw.get("seeds", 1), f"{source}: seeds")
-    profiles = raw.get("profiles", {})
-    if not isinstance(profiles, dict):  # before the grid axes read the profiles' grids
-        raise SuiteConfigError(f"{source}: profiles must be tables [profiles.<name>], got {_value_repr(profiles)}")
-    grid = _check_grid(raw.get("grid", {}), grid_schema, f"{source}: grid", profile=False)
-    axis_values: dict[str, set] = {a: set(map(str, v)) for a, v in grid.items()}
+    return raw["suite"]
+
+
+def _axis_values(grid: dict[str, list[Any]], profiles: dict[str, Any]) -> dict[str, set]:
+    """Every value (as text) each axis of ``grid`` takes in the file: its ``[grid]`` and the
+    profiles' grids (what a ``[resources.<axis>.<value>]`` table may name)."""
+    values: dict[str, set] = {a: set(map(str, v)) for a, v in grid.items()}
     for prof in profiles.values():
         if isinstance(prof, dict) and isinstance(prof.get("grid"), dict):
             for a, v in prof["grid"].items():
-                if a in axis_values and isinstance(v, list):
-                    axis_values[a] |= set(map(str, v))
-    _check_resources(raw.get("resources", {}), f"{source}: resources", axis_values)
-    settings = raw.get("settings", {})
-    check_table(settings, settings_schema, f"{source}: settings", partial=True)
-    settings = dict(settings)
-    for name, prof in profiles.items():
-        ppath = f"{source}: profiles.{name}"
-        if name not in PROFILES:
-            raise SuiteConfigError(
-                f"{ppath}: unknown profile{did_you_mean(name, PROFILES)} (profiles: {', '.join(PROFILES)})"
-            )
-        check_table(prof, ProfileTable, ppath, partial=True)
-        if "seeds" in prof:
-            _seeds(prof["seeds"], f"{ppath}.seeds")
-        _check_grid(prof.get("grid", {}), grid_schema, f"{ppath}.grid", profile=True)
-        for axis in prof.get("grid", {}):
-            if axis not in grid:
-                raise SuiteConfigError(
-                    f"{ppath}.grid.{axis}: profile {name!r} sets axis {axis!r} that the [grid] does not have"
-                )
-        check_table(prof.get("settings", {}), settings_schema, f"{ppath}.settings", partial=True)
-        _check_resources(prof.get("resources", {}), f"{ppath}.resources", axis_values)
-    missing = [f.name for f in dataclasses.fields(grid_schema)
-               if f.name not in grid and f.default is dataclasses.MISSING
-               and f.default_factory is dataclasses.MISSING]
-    if missing:
+                if a in values and isinstance(v, list):
+                    values[a] |= set(map(str, v))
+    return values
+
+
+def _check_profile(name: str, prof: Any, ppath: str, grid: dict[str, list[Any]],
+                   schemas: tuple[type, type], axis_values: dict[str, set]) -> None:
+    """One ``[profiles.<name>]`` table: its keys, seeds, grid (only axes of the ``[grid]``),
+    settings and resources (``schemas``: the runner's ``Grid`` and ``Settings``)."""
+    if name not in PROFILES:
         raise SuiteConfigError(
-            f"{source}: the {raw['suite']} suite needs grid axis/axes {', '.join(missing)} in [grid]"
+            f"{ppath}: unknown profile{did_you_mean(name, PROFILES)} (profiles: {', '.join(PROFILES)})"
         )
-    exclude = _check_exclude(raw.get("exclude", []),
-                             {f.name for f in dataclasses.fields(grid_schema)}, f"{source}: exclude")
-    seeds_value, description = seeds, raw.get("description", "")
-    resources = dict(raw.get("resources", {}))
-    if profile in profiles:
-        prof = profiles[profile]
-        exclude = exclude + _check_exclude(
-            prof.get("exclude", []), {f.name for f in dataclasses.fields(grid_schema)},
-            f"{source}: profiles.{profile}.exclude")
-        grid.update(prof.get("grid", {}))
-        settings.update(prof.get("settings", {}))
-        resources = _merge_resources(resources, prof.get("resources", {}))
-        seeds_value = prof.get("seeds", seeds)
-        description = prof.get("description", description)
+    grid_schema, settings_schema = schemas
+    check_table(prof, ProfileTable, ppath, partial=True)
+    if "seeds" in prof:
+        _seeds(prof["seeds"], f"{ppath}.seeds")
+    _check_grid(prof.get("grid", {}), grid_schema, f"{ppath}.grid", profile=True)
+    for axis in prof.get("grid", {}):
+        if axis not in grid:
+            raise SuiteConfigError(
+                f"{ppath}.grid.{axis}: profile {name!r} sets axis {axis!r} that the [grid] does not have"
+            )
+    check_table(prof.get("settings", {}), settings_schema, f"{ppath}.settings", partial=True)
+    _check_resources(prof.get("resources", {}), f"{ppath}.resources", axis_values)
+
+
+def _dedupe_grid(grid: dict[str, list[Any]], suite: str, source: str, profile_grid: dict[str, Any],
+                 profile: str) -> list[str]:
+    """Leave repeated values (and aliases listed beside their name) out of every axis of
+    ``grid``, in place; one note per value left out, naming where it was written."""
     notes: list[str] = []
     for axis in list(grid):
-        where = f"{source}: " + (f"profiles.{profile}.grid.{axis}" if axis in profiles.get(profile, {}).get("grid", {})
-                                 else f"grid.{axis}")
-        grid[axis], more = dedupe_values(list(grid[axis]), where, _value_aliases(raw["suite"]).get(axis))
+        where = f"{source}: " + (f"profiles.{profile}.grid.{axis}" if axis in profile_grid else f"grid.{axis}")
+        grid[axis], more = dedupe_values(list(grid[axis]), where, _value_aliases(suite).get(axis))
         notes += more
-    try:
-        typed = settings_schema(**settings)
-    except (TypeError, ValueError) as exc:
-        where = f"profiles.{profile}.settings / settings" if profile in profiles else "settings"
-        raise SuiteConfigError(f"{source}: {where}: {exc}") from None
-    if profile not in profiles and profile not in ("full", "paper") and (profile != "demo" or explicit):
-        # before issue 34 a profile the file lacks ran the base settings without a word; full
-        # and paper (as full where absent) still run them, and so does the default profile
-        # (demo) where the user did not name it, saying so in the plan line (profile_missing)
-        raise SuiteConfigError(
-            f"{source}: no [profiles.{profile}] in this suite file; "
-            + (f"the profiles it has: {', '.join(sorted(profiles))}, and full (its [grid] and "
-               "[settings] as written)" if profiles else
-               "it has no profiles: run it without --profile, or with --profile full, for its "
-               "[grid] and [settings] as written")
-        )
-    return SuiteConfig(
-        suite=raw["suite"],
-        profile=profile,
-        description=description,
-        seeds=seeds_value,
-        grid=grid,
-        settings=settings,
-        source=source,
-        paper=raw.get("paper", ""),
-        resources=resources,
-        exclude=exclude,
-        profile_missing=profile == "demo" and profile not in profiles,
-        typed_settings=typed,
-        notes=tuple(notes),
+    return notes
+
+
+def _no_profile(source: str, profile: str, profiles: dict[str, Any]) -> SuiteConfigError:
+    """The error for a profile the file has no table of. Before issue 34 such a profile ran the
+    base settings without a word; full and paper (as full where absent) still run them, and so
+    does the default profile (demo) where the user did not name it, saying so in the plan line
+    (:attr:`SuiteConfig.profile_missing`)."""
+    return SuiteConfigError(
+        f"{source}: no [profiles.{profile}] in this suite file; "
+        + (f"the profiles it has: {', '.join(sorted(profiles))}, and full (its [grid] and "
+           "[settings] as written)" if profiles else
+           "it has no profiles: run it without --profile, or with --profile full, for its "
+           "[grid] and [settings] as written")
     )
 
 
@@ -884,6 +1049,7 @@ def expand_jobs(
     keys are those of earlier versions.
     """
     axes = list(config.grid)
+    grid = _grid_schema(config.suite)
     jobs: list[Job] = []
     keys: set[str] = set()
     for values in itertools.product(*(config.grid[a] for a in axes)):
@@ -904,5 +1070,15 @@ def expand_jobs(
             if key in keys:  # one job per key, whatever spelt it twice (the plan counts keys)
                 continue
             keys.add(key)
-            jobs.append(Job(config.suite, params, dict(config.settings), seed, key))
+            point = grid_point(grid, params) if grid is not None else params
+            jobs.append(Job(config.suite, point, dict(config.settings), seed, key, axes=tuple(axes)))
     return jobs
+
+
+def _grid_schema(suite: str) -> type | None:
+    """The runner's ``Grid`` of ``suite`` (``None`` for a suite without a runner here: its jobs
+    keep their grid points as dicts)."""
+    try:
+        return runner_schema(suite)[0]
+    except (KeyError, ValueError, TypeError, ImportError):
+        return None

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gs_bench.runner import setting
-from gs_bench.suites import SuiteConfig, SuiteConfigError, TypedSettings
+from gs_bench.runner import axis, setting
+from gs_bench.suites import SuiteConfig, SuiteConfigError, TypedGrid, TypedSettings
 
 
 @dataclass(frozen=True)
-class Grid:
-    """One job per (bias, seed)."""
+class Grid(TypedGrid):
+    """One job per (bias, seed): a grid point's bias."""
 
-    bias: list[float]
+    bias: float = axis(doc="the probability of heads")
 
 
 @dataclass(frozen=True)

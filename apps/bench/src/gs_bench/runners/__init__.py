@@ -8,8 +8,9 @@ ones (``figures``, ``paragraphs``, ``notes``, ``applicable``, ``runs``, ``max_ru
 :class:`gs_bench.runner.SuiteRunner`. A runner package defines ``RUNNER = SuiteRunner(...)``
 (``gs_bench/runners/lebed/``); a single-file runner module defines the hooks as functions and
 :func:`load_runner` wraps it. ``run_job`` runs on a worker, which imports
-``"<module>:run_job"``; it finds the results folder in ``job["workdir"]`` (for files shared
-between jobs), when the executor gives one.
+``"<module>:run_job"`` and gives it a typed :class:`gs_bench.suites.Job`: the grid point as the
+runner's ``Grid`` (``job.params``), the resolved ``job.device`` and the results folder in
+``job.workdir`` (for files shared between jobs), when the executor gives one.
 
 Report sections follow the order of :data:`RUNNERS` (the papers' order). ``tables``,
 ``figures``, ``paragraphs`` and ``notes`` draw from the records (and files the jobs wrote into

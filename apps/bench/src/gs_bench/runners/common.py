@@ -1,5 +1,5 @@
 """What several runners share: the data root of a suite, the node-classification datasets'
-fingerprints and the grid-axis check (the structural-shifts, edgewise and LeBed runners read
+fingerprints (the structural-shifts, edgewise and LeBed runners read
 the same gs-data datasets the same way)."""
 
 from __future__ import annotations
@@ -9,14 +9,7 @@ from pathlib import Path
 
 from gs_bench.suites import DataMissingError, SuiteConfig, SuiteConfigError, did_you_mean
 
-__all__ = ["check_contents", "data_root", "dataset_fingerprint", "dataset_fingerprints", "require_axes"]
-
-
-def require_axes(config: SuiteConfig, suite: str, axes: tuple[str, ...]) -> None:
-    """Raise :class:`SuiteConfigError` unless the grid has every axis in ``axes``."""
-    for axis in axes:
-        if axis not in config.grid:
-            raise SuiteConfigError(f"{config.source}: the {suite} suite needs a grid axis {axis!r}")
+__all__ = ["check_contents", "data_root", "dataset_fingerprint", "dataset_fingerprints"]
 
 
 def dataset_fingerprints(config: SuiteConfig) -> dict[str, str]:

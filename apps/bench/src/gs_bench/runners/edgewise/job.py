@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from gs_bench.runners.common import data_root
-from gs_bench.runners.edgewise.spec import MODELS, STRUCTURED, Settings
+from gs_bench.runners.edgewise.spec import MODELS, STRUCTURED, Grid, Settings
+from gs_bench.suites import Job
 
 __all__ = ["split_masks", "load_data", "train_config", "run_job", "score", "fit_structured",
            "reliability", "pack_bins"]
@@ -26,13 +27,14 @@ def split_masks(data, name: str, split: int, fold: int, root: str | None):
     return {"train": d.train_mask, "valid": d.val_mask, "test": d.test_mask}
 
 
-def load_data(params: dict[str, Any], settings: Settings | Mapping[str, Any], root: str | None):
+def load_data(point: Grid | Mapping[str, Any], settings: Settings | Mapping[str, Any], root: str | None):
     """The dataset of a job, row-normalised unless the setting ``normalize_features`` is false."""
     import gs_data
 
-    kw = {"missing_label": 0} if params["dataset"].startswith("planetoid") else {}
+    dataset = Grid.from_mapping(point).dataset
+    kw = {"missing_label": 0} if dataset.startswith("planetoid") else {}
     norm = bool(Settings.from_mapping(settings).normalize_features)
-    return gs_data.load(params["dataset"], root=root, normalize_features=norm, **kw)
+    return gs_data.load(dataset, root=root, normalize_features=norm, **kw)
 
 
 def train_config(settings: Settings | Mapping[str, Any], seed: int, device: str = "auto"):
@@ -51,29 +53,31 @@ def train_config(settings: Settings | Mapping[str, Any], seed: int, device: str 
     )
 
 
-def run_job(job: dict[str, Any]) -> dict[str, Any]:
+def run_job(job: Job | Mapping[str, Any]) -> dict[str, Any]:
+    """Train one model on one split and fold (``job.params``, a :class:`Grid` point) on
+    ``job.device`` and score its test nodes."""
     import torch
 
     from gs_algos.engine import fit_node, predict_node, seeded
     from gs_models import build_model
 
+    job = Job.of(job, Grid)  # a job dict written by hand (a test, a check script) too
     # the typed settings, re-created from the dict that entered the job's key and its record
-    params, st, seed = job["params"], Settings.from_job(job), int(job["seed"])
+    point, st, seed = job.params, Settings.from_job(job), job.seed
     root = data_root(st.root)
-    data = load_data(params, st, root)
-    masks = split_masks(data, params["dataset"], int(params["split"]), int(params["fold"]), root)
+    data = load_data(point, st, root)
+    masks = split_masks(data, point.dataset, int(point.split), int(point.fold), root)
     num_classes = int(data.y.max()) + 1
     kw = {}
-    if params["model"] in STRUCTURED:
+    if point.model in STRUCTURED:
         kw["variant"] = str(st.structured_variant)
-    model = seeded(lambda: build_model(MODELS[params["model"]], data.num_features, num_classes, **kw), seed)
+    model = seeded(lambda: build_model(MODELS[point.model], data.num_features, num_classes, **kw), seed)
     bins = int(st.bins)
     y = data.y.numpy()
     ei = data.edge_index.numpy()
     test = masks["test"].numpy()
-    if params["model"] in STRUCTURED:
-        out = fit_structured(model, data, masks, params["model"], st, seed,
-                              device=job.get("device", "auto"))
+    if point.model in STRUCTURED:
+        out = fit_structured(model, data, masks, point.model, st, seed, device=job.device)
         # the paper's text: structured edge joints (GMNN samples, EPFGNN loopy BP)
         metrics = score(out["node"], y, ei, test, out["edge"], bins, with_reliability=True)
         # the released code (src/evaluation.py scores every model with EdgewiseMetrics on
@@ -84,7 +88,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         metrics.update(best_epoch=out["best_epoch"], epochs_run=out["epochs_run"],
                        em_rounds_run=out["em_rounds_run"])
         return metrics
-    res = fit_node(model, data, None, train_config(st, seed, job.get("device", "auto")),
+    res = fit_node(model, data, None, train_config(st, seed, job.device),
                    masks=masks, num_classes=num_classes)
     _, logits = predict_node(model, data)
     probs = torch.softmax(logits.double(), -1).numpy()

@@ -14,15 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gs_algos.names import STOPPING_RULES
-from gs_bench.runner import setting
-from gs_bench.runners.common import data_root, dataset_fingerprints, require_axes
+from gs_bench.runner import axis, setting
+from gs_bench.runners.common import data_root, dataset_fingerprints
 from gs_bench.suites import (
     SuiteConfig,
     SuiteConfigError,
+    TypedGrid,
     TypedSettings,
+    check_choice,
+    check_grid,
     check_nonnegative,
     check_positive,
-    did_you_mean,
 )
 from gs_models.configs import STRUCTURED_VARIANTS
 
@@ -43,13 +45,14 @@ _C2 = "edgewise calibration, appendix C.2"
 
 
 @dataclass(frozen=True)
-class Grid:
-    """Grid axes of the suite (one job per combination and seed); checked by ``load_suite``."""
+class Grid(TypedGrid):
+    """One grid point of the suite (a job per point and seed): the suite file lists several
+    values per axis, ``load_suite`` checks their types and :func:`validate` their values."""
 
-    dataset: list[str]
-    model: list[str]
-    split: list[int]
-    fold: list[int]
+    dataset: str = axis(doc="a gs-data node-classification dataset (checked with its files)")
+    model: str = axis(allowed=MODELS, doc="the paper's model presets")
+    split: int = axis(doc="one of the dataset's edgewise splits (checked against its files)")
+    fold: int = axis(allowed=FOLDS, doc="the fold that validates; the two others train (C.1)")
 
 
 @dataclass(frozen=True)
@@ -88,27 +91,15 @@ class Settings(TypedSettings):
         if self.stopping not in STOPPING_RULES:
             raise ValueError(f"stopping must be one of {', '.join(map(repr, STOPPING_RULES))}, "
                              f"got {self.stopping!r}")
+        check_choice(self, "structured_variant", STRUCTURED_VARIANTS)
 
 
 def validate(config: SuiteConfig) -> dict[str, str]:
-    """The grid's models and folds, the structured variant, the datasets and their splits; a
-    fingerprint per dataset."""
-    require_axes(config, "edgewise", ("dataset", "model", "split", "fold"))
-    st = Settings.from_config(config)
-    for m in config.grid["model"]:
-        if m not in MODELS:
-            raise SuiteConfigError(
-                f"model {m!r} is not supported by the edgewise runner{did_you_mean(m, MODELS)}; "
-                f"accepted: {', '.join(MODELS)}"
-            )
-    for f in config.grid["fold"]:
-        if f not in FOLDS:
-            raise SuiteConfigError(f"fold must be 0, 1 or 2, got {f!r}")
-    from gs_models.configs import STRUCTURED_VARIANTS
-
-    if st.structured_variant not in STRUCTURED_VARIANTS:
-        raise SuiteConfigError(f"structured_variant must be one of "
-                               f"{', '.join(map(repr, STRUCTURED_VARIANTS))}, got {st.structured_variant!r}")
+    """The grid's models and folds (:class:`Grid`'s accepted values), the datasets and their
+    splits; a fingerprint per dataset (the settings, the structured variant among them, were
+    checked when :class:`Settings` was built)."""
+    check_grid(config, Grid)
+    Settings.from_config(config)  # a config built by hand: its settings' checks
     fingerprints = dataset_fingerprints(config)
     check_splits(config)
     return fingerprints

@@ -11,19 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from gs_bench.preflight import Problem
-from gs_bench.runners.common import require_axes
 from gs_bench.runners.gess.spec import (
-    BACKBONES,
     DATASETS,
     INAPPLICABLE,
+    Grid,
     Settings,
-    check_algorithm,
     check_hparams,
     tl_size,
     track_sim_config,
     track_sizes,
 )
-from gs_bench.suites import SuiteConfig, SuiteConfigError, did_you_mean
+from gs_bench.suites import Job, SuiteConfig, check_grid
 
 __all__ = ["validate", "fingerprint", "data_file", "data_problem", "par_label_pool_size",
            "problems", "stand_in_of"]
@@ -36,20 +34,7 @@ def validate(config: SuiteConfig) -> dict[str, str]:
 
     Data availability and per-job applicability are reported by :func:`problems`.
     """
-    require_axes(config, "gess", ("dataset", "backbone", "algorithm"))
-    for d in config.grid["dataset"]:
-        if d not in DATASETS:
-            old = {"track-pileup": "track-pileup-pu50 / -pu90",
-                   "track-signal": "track-signal-tau3mu / -zp20 / -zp10"}.get(d)
-            hint = f" (now one dataset per shift case: {old})" if old else ""
-            hint = hint or did_you_mean(d, DATASETS)
-            raise SuiteConfigError(f"unknown GeSS dataset {d!r}{hint}; accepted: {', '.join(DATASETS)}")
-    for b in config.grid["backbone"]:
-        if b not in BACKBONES:
-            raise SuiteConfigError(f"unknown backbone {b!r}{did_you_mean(b, BACKBONES)}; "
-                                   f"accepted: {', '.join(BACKBONES)}")
-    for a in config.grid["algorithm"]:
-        check_algorithm(a)
+    check_grid(config, Grid)
     st = Settings.from_config(config)
     check_hparams(st.hparams)
     return {d: fingerprint(d, st) for d in config.grid["dataset"]}
@@ -179,12 +164,13 @@ def par_label_pool_size(name: str, settings: Settings | Mapping[str, Any]) -> in
     return sizes.n_bkg_pool + split_sizes(sizes.n_target, sizes.id_fractions)[0]
 
 
-def problems(config: SuiteConfig, jobs: Sequence[dict[str, Any]]) -> list[Problem]:
+def problems(config: SuiteConfig, jobs: Sequence[Job]) -> list[Problem]:
     """Every planned job that cannot succeed, grouped by cause (see :mod:`gs_bench.preflight`)."""
     out: list[Problem] = []
     count: dict[tuple, int] = {}
     for j in jobs:
-        key = (j["params"]["dataset"], j["params"]["algorithm"])
+        point = Job.of(j, Grid).params  # a job dict written by hand too
+        key = (point.dataset, point.algorithm)
         count[key] = count.get(key, 0) + 1
     datasets = list(dict.fromkeys(k[0] for k in count))
     st = Settings.from_config(config)

@@ -1,8 +1,8 @@
 """The job of the ``gess`` suite: train one backbone with one algorithm on one shift case and
 evaluate both selection tracks (runs on a worker; torch is imported inside the functions).
 
-``job["device"]`` (the executor's, from ``gs-bench run --device``) is passed to gs-algos as it
-is: it is not a setting and not in the job key."""
+``job.device`` (the executor's, from ``gs-bench run --device``, resolved once on the worker) is
+passed to gs-algos as it is: it is not a setting and not in the job key."""
 
 from __future__ import annotations
 
@@ -22,12 +22,14 @@ from gs_bench.runners.gess.spec import (
     DEFERRED_PARTS,
     INAPPLICABLE,
     NEGATIVE_CONTROL,
+    Grid,
     Settings,
     check_algorithm,
     level_of,
     method_params,
     tl_size,
 )
+from gs_bench.suites import Job
 
 __all__ = ["standardize_default", "train_config", "model_overrides", "run_job", "pool_halves", "pretrain_cache",
            "order_jobs", "shuffle_labels", "train_subset"]
@@ -103,15 +105,14 @@ def model_overrides(case, settings: Settings, backbone: str | None = None) -> di
     return out
 
 
-def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    from gs_algos.engine import fit_graph, seeded
-    from gs_algos.finetune import finetune_graph
-    from gs_algos.methods import METHODS
-    from gs_models import build_model
-
+def run_job(job: Job | Mapping[str, Any]) -> dict[str, Any]:
+    """Train ``job.params`` (a :class:`Grid` point: dataset, backbone, algorithm) on
+    ``job.device`` and evaluate both selection tracks; Par-Label's ``tl-<N>`` fine-tunes the
+    grid point's shared ERM pre-training (:func:`pretrain_cache`)."""
+    job = Job.of(job, Grid)  # a job dict written by hand (a test, a check script) too
     # the typed settings, re-created from the dict that entered the job's key and its record
-    params, st, seed = job["params"], Settings.from_job(job), int(job["seed"])
-    name, algo = params["dataset"], params["algorithm"]
+    point, st, seed = job.params, Settings.from_job(job), job.seed
+    name, algo = point.dataset, point.algorithm
     case = DATASETS[name]
     check_algorithm(algo)
     reason = INAPPLICABLE.get((algo, case.task))
@@ -121,81 +122,117 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     ds = load_dataset(name, st, level)
     track = case.family == "track"
     parts = cached_graph_parts(
-        job.get("workdir"), name, level, st,
+        job.workdir, name, level, st,
         lambda: graph_parts(ds, level, unit_coordinates=track, knn_k=case.knn_k, position_summary=track),
         unit_coordinates=track, knn_k=case.knn_k, position_summary=track)
     if st.train_events is not None:
         parts["train"] = train_subset(parts["train"], int(st.train_events))
     if algo == NEGATIVE_CONTROL:
         shuffle_labels(parts["train"], seed)
-    in_ch, categorical = model_inputs(ds, case)
-    # the device comes from the executor (gs-bench run --device), not the settings: not in the key
-    device = job.get("device", "auto")
-    model = seeded(
-        lambda: build_model(BACKBONES[params["backbone"]], in_ch, 1, categorical=categorical, k=case.knn_k,
-                            **model_overrides(case, st, params["backbone"])),
-        seed,
-    )
-    eval_parts = {k: v for k, v in parts.items() if k in _EVAL_PARTS}
+    model = _seeded_model(ds, case, point, st, seed)
     kwargs, source = method_params(name, algo, st)
-    n_tl = tl_size(algo)
-    if n_tl is not None:
-        pool = parts.get("ood_labeled", [])
-        if n_tl > len(pool):
-            raise ValueError(
-                f"{name} x {algo}: Par-Label needs {n_tl} labelled OOD samples but the pool holds "
-                f"{len(pool)}; use a smaller tl-<N>"
-            )
-        # ERM pre-training with the No-Info protocol (GeSS: the No-Info ERM checkpoint), then
-        # full fine-tuning with the Par-Label protocol (table 8: 75 epochs on Track-Pileup).
-        # The pre-trained model is shared by the TL rows of a grid point (tl-100/500/1000):
-        # the first trains and stores it, the others load it (fine-tuning is seeded, so the
-        # results are the same either way).
-        pre_cfg = train_config(name, algo, st, seed, "no-info", device=device)
-        cache = pretrain_cache(job)
-
-        def pretrain(m) -> int:
-            return fit_graph(m, eval_parts, METHODS["erm"](), pre_cfg).best.epoch
-
-        if cache is None:
-            pre_epoch, pretrain_cached = pretrain(model), False
-        else:  # trained once when two workers reach the same grid point (issue 34)
-            pre_epoch, pretrain_cached = cache.load_or_train(
-                cache.key("gess-erm-pretrain", seed, pre_cfg, model), model, pretrain)
-        halves = pool_halves(ds, st, pool if track else None)
-        _, res = finetune_graph(model, {**eval_parts, "ood_labeled": pool}, n_tl,
-                                train_config(name, algo, st, seed, device=device), seed=seed,
-                                pool_halves=halves)
+    if tl_size(algo) is not None:
+        res, tl = _par_label(job, ds, parts, model)
     else:
-        meth = METHODS["erm" if algo == NEGATIVE_CONTROL else algo](**kwargs)
-        target = parts.get("train_target") if level == "o-feature" else None
-        cfg = train_config(name, algo, st, seed, device=device)
-        res = fit_graph(model, eval_parts, meth, cfg, target=target)
-        if algo == "erm":
-            # the ERM job's training is the TL rows' pre-training (the same No-Info config,
-            # method, seed and model; the weights of the best Val-ID epoch): store it for them
-            cache = pretrain_cache(job)
-            if cache is not None:
-                key = cache.key("gess-erm-pretrain", seed, cfg, model)
-                if not cache.path(key).is_file():
-                    cache.save(key, model, res.best.epoch)
+        res, tl = _fit(job, parts, model, kwargs), {}
     out: dict[str, Any] = {"metric": case.metric, "level": level, "epochs_run": res.epochs_run,
                            "hparams": {k: v for k, v in kwargs.items()}, "hparams_source": source,
                            "stand_in": case.stand_in}
-    for track_name, track in res.tracks.items():
+    for track_name, sel_track in res.tracks.items():
         sel = "id" if track_name == "iid_val" else "ood"
-        out[f"{sel}_sel_test_id"] = float(track.metrics.get("iid_test", {}).get(case.metric, float("nan")))
-        out[f"{sel}_sel_test_ood"] = float(track.metrics.get("ood_test", {}).get(case.metric, float("nan")))
-        out[f"{sel}_sel_epoch"] = int(track.epoch)
+        out[f"{sel}_sel_test_id"] = float(sel_track.metrics.get("iid_test", {}).get(case.metric, float("nan")))
+        out[f"{sel}_sel_test_ood"] = float(sel_track.metrics.get("ood_test", {}).get(case.metric, float("nan")))
+        out[f"{sel}_sel_epoch"] = int(sel_track.epoch)
     out["sizes"] = {k: len(v) for k, v in parts.items()}
     out["baselines"] = trivial_baselines(parts, case)
-    if track:
+    # as before issue 57, every job with a selection track stores them ({} where the events have
+    # no position summary: not a Track case): the loop above used to rebind `track` to its
+    # last selection track, which is truthy
+    if track or res.tracks:
         out["position_baselines"] = position_baselines(parts)
     out["curves"] = learning_curves(res.history, case.metric)
-    if n_tl is not None:
-        out.update({"tl_n": n_tl, "pretrain_epoch": int(pre_epoch), "pretrain_cached": pretrain_cached,
-                    "par_label_draw": "gess" if halves is not None else "uniform"})
+    out.update(tl)
     return out
+
+
+def _seeded_model(ds, case, point: Grid, st: Settings, seed: int):
+    """The job's backbone (``gess-<backbone>`` with the suite's overrides), seeded."""
+    from gs_algos.engine import seeded
+    from gs_models import build_model
+
+    in_ch, categorical = model_inputs(ds, case)
+    return seeded(
+        lambda: build_model(BACKBONES[point.backbone], in_ch, 1, categorical=categorical, k=case.knn_k,
+                            **model_overrides(case, st, point.backbone)),
+        seed,
+    )
+
+
+def _eval_parts(parts: dict[str, Any]) -> dict[str, Any]:
+    """The parts every epoch evaluates (and the train part)."""
+    return {k: v for k, v in parts.items() if k in _EVAL_PARTS}
+
+
+def _fit(job: Job, parts: dict[str, Any], model, kwargs: dict[str, Any]):
+    """No-Info and O-Feature training of ``job``'s algorithm (the negative control trains as
+    ERM on its permuted labels). The ERM job stores its training as the TL rows' pre-training."""
+    from gs_algos.engine import fit_graph
+    from gs_algos.methods import METHODS
+
+    point, st, seed = job.params, Settings.from_job(job), job.seed
+    algo, level = point.algorithm, level_of(point.algorithm)
+    meth = METHODS["erm" if algo == NEGATIVE_CONTROL else algo](**kwargs)
+    target = parts.get("train_target") if level == "o-feature" else None
+    cfg = train_config(point.dataset, algo, st, seed, device=job.device)
+    res = fit_graph(model, _eval_parts(parts), meth, cfg, target=target)
+    if algo == "erm":
+        # the ERM job's training is the TL rows' pre-training (the same No-Info config,
+        # method, seed and model; the weights of the best Val-ID epoch): store it for them
+        cache = pretrain_cache(job)
+        if cache is not None:
+            key = cache.key("gess-erm-pretrain", seed, cfg, model)
+            if not cache.path(key).is_file():
+                cache.save(key, model, res.best.epoch)
+    return res
+
+
+def _par_label(job: Job, ds, parts: dict[str, Any], model) -> tuple[Any, dict[str, Any]]:
+    """Par-Label ``tl-<N>``: ERM pre-training with the No-Info protocol (GeSS: the No-Info ERM
+    checkpoint), then full fine-tuning on N labelled OOD samples with the Par-Label protocol
+    (table 8: 75 epochs on Track-Pileup). The pre-trained model is shared by the TL rows of a
+    grid point (tl-100/500/1000): the first trains and stores it, the others load it
+    (fine-tuning is seeded, so the results are the same either way). The training result and
+    the record's TL fields."""
+    from gs_algos.engine import fit_graph
+    from gs_algos.finetune import finetune_graph
+    from gs_algos.methods import METHODS
+
+    point, st, seed = job.params, Settings.from_job(job), job.seed
+    name, algo, n_tl = point.dataset, point.algorithm, tl_size(point.algorithm)
+    pool = parts.get("ood_labeled", [])
+    if n_tl > len(pool):
+        raise ValueError(
+            f"{name} x {algo}: Par-Label needs {n_tl} labelled OOD samples but the pool holds "
+            f"{len(pool)}; use a smaller tl-<N>"
+        )
+    eval_parts = _eval_parts(parts)
+    pre_cfg = train_config(name, algo, st, seed, "no-info", device=job.device)
+    cache = pretrain_cache(job)
+
+    def pretrain(m) -> int:
+        return fit_graph(m, eval_parts, METHODS["erm"](), pre_cfg).best.epoch
+
+    if cache is None:
+        pre_epoch, pretrain_cached = pretrain(model), False
+    else:  # trained once when two workers reach the same grid point (issue 34)
+        pre_epoch, pretrain_cached = cache.load_or_train(
+            cache.key("gess-erm-pretrain", seed, pre_cfg, model), model, pretrain)
+    halves = pool_halves(ds, st, pool if DATASETS[name].family == "track" else None)
+    _, res = finetune_graph(model, {**eval_parts, "ood_labeled": pool}, n_tl,
+                            train_config(name, algo, st, seed, device=job.device), seed=seed,
+                            pool_halves=halves)
+    return res, {"tl_n": n_tl, "pretrain_epoch": int(pre_epoch), "pretrain_cached": pretrain_cached,
+                 "par_label_draw": "gess" if halves is not None else "uniform"}
 
 
 def train_subset(graphs: list, n: int) -> list:
@@ -240,7 +277,7 @@ def pool_halves(ds, settings: Settings | Mapping[str, Any], track_pool=None) -> 
     return (np.asarray(origin) == "ood_test").astype(np.int64)
 
 
-def pretrain_cache(job: dict[str, Any]):
+def pretrain_cache(job: Job | Mapping[str, Any]):
     """Where the TL rows of one grid point share their ERM pre-training
     (``<results>/members``, gs-algos' :class:`~gs_algos.node_methods.MemberCache`, as the
     structural runner's shared members), or ``None`` without a results folder or with
@@ -253,37 +290,38 @@ def pretrain_cache(job: dict[str, Any]):
 
     from gs_algos.node_methods import MemberCache
 
-    settings, st = job["settings"], Settings.from_job(job)
-    if not job.get("workdir") or not st.share_pretraining:
+    job = Job.of(job, Grid)
+    st = Settings.from_job(job)
+    if not job.workdir or not st.share_pretraining:
         return None
     import gs_algos
     import gs_data
     import gs_models
     import gs_splits
 
-    params = {k: v for k, v in job["params"].items() if k != "algorithm"}
+    point = {k: v for k, v in job.point.items() if k != "algorithm"}
     tag = json.dumps({
-        "suite": job.get("suite"), "params": params, "level": "par-label",
-        "settings": {k: v for k, v in settings.items() if k not in ("hparams", "share_pretraining")},
-        "data": fingerprint(params["dataset"], st),
+        "suite": job.suite, "params": point, "level": "par-label",
+        "settings": {k: v for k, v in job.settings.items() if k not in ("hparams", "share_pretraining")},
+        "data": fingerprint(job.params.dataset, st),
         "versions": [m.__version__ for m in (gs_splits, gs_data, gs_models, gs_algos)],
     }, sort_keys=True, default=str)
-    return MemberCache(Path(job["workdir"]) / "members", tag)
+    return MemberCache(Path(job.workdir) / "members", tag)
 
 
-def order_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def order_jobs(jobs: list[Job]) -> list[Job]:
     """EGNN (GeSS's headline backbone) before the others; within a backbone ERM first (the
     reference of every finding; its job stores the TL rows' pre-training), then the other
     algorithms, then TL rows, smallest N first across the grid points: each grid point's first
     TL job trains the shared ERM pre-training (:func:`pretrain_cache`) where no ERM job did,
     before its larger-N rows start on another worker, which then load it instead of training it
     again. A partly finished run thus holds the jobs its findings need most."""
-    def rank(job: dict[str, Any]) -> tuple[int, int, int]:
-        params = job["params"]
-        first = int(params.get("backbone", "egnn") != "egnn")
-        n = tl_size(params["algorithm"])
+    def rank(job: Job) -> tuple[int, int, int]:
+        point = Job.of(job, Grid).params  # a job dict written by hand too
+        first = int((point.backbone or "egnn") != "egnn")
+        n = tl_size(point.algorithm)
         if n is not None:
             return (first, 2, n)
-        return (first, 0 if params["algorithm"] == "erm" else 1, 0)
+        return (first, 0 if point.algorithm == "erm" else 1, 0)
 
     return sorted(jobs, key=rank)  # stable: the grid order within each rank

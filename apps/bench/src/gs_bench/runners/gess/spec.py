@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gs_algos.names import builtin_method_names
-from gs_bench.runner import setting
+from gs_bench.runner import axis, setting
 from gs_bench.suites import (
     SuiteConfigError,
+    TypedGrid,
     TypedSettings,
     check_choice,
     check_positive,
@@ -31,7 +32,7 @@ from gs_bench.suites import (
 __all__ = ["AXIS_ALIASES", "DATASETS", "BACKBONES", "ALGORITHMS", "O_FEATURE", "PAPER_TL", "LEVELS",
            "INAPPLICABLE", "GESS_HPARAMS", "TRACK_SIZES", "DOMAIN_HEADS", "PAR_LABEL_DRAWS",
            "TEST_SCORINGS", "DEFERRED_PARTS", "NEGATIVE_CONTROL",
-           "Grid", "Settings", "algorithm_names", "tl_size", "level_of", "algorithm_rank",
+           "Grid", "Settings", "algorithm_names", "check_dataset", "tl_size", "level_of", "algorithm_rank",
            "check_algorithm", "check_hparams", "method_params", "track_sim_config", "track_sizes"]
 
 #: ``--methods`` filters the ``algorithm`` axis of this suite.
@@ -146,13 +147,26 @@ def track_sizes(name: str, shift: str, target_pileup: int = 50):
     return getattr(TrackSignalSizes, name)()
 
 
-@dataclass(frozen=True)
-class Grid:
-    """Grid axes of the suite (one job per combination and seed); checked by ``load_suite``."""
+def check_dataset(name: str) -> None:
+    """Raise :class:`SuiteConfigError` unless ``name`` is a dataset of the suite (a name of
+    before the one-dataset-per-shift-case registry is told what it became)."""
+    if name in DATASETS:
+        return
+    old = {"track-pileup": "track-pileup-pu50 / -pu90",
+           "track-signal": "track-signal-tau3mu / -zp20 / -zp10"}.get(name)
+    hint = f" (now one dataset per shift case: {old})" if old else did_you_mean(name, DATASETS)
+    raise SuiteConfigError(f"unknown GeSS dataset {name!r}{hint}; accepted: {', '.join(DATASETS)}")
 
-    dataset: list[str]
-    backbone: list[str]
-    algorithm: list[str]
+
+@dataclass(frozen=True)
+class Grid(TypedGrid):
+    """One grid point of the suite (a job per point and seed): the suite file lists several
+    values per axis, ``load_suite`` checks their types and :func:`validate` their values."""
+
+    dataset: str = axis(check=check_dataset, doc="a shift case of gs-data's geometric registry")
+    backbone: str = axis(allowed=BACKBONES, doc="the GeSS backbone preset gess-<backbone>")
+    algorithm: str = axis(check=lambda a: check_algorithm(a),
+                          doc="a graph-level method of gs-algos, or tl-<N> (Par-Label fine-tuning)")
 
 
 _T8 = "GeSS table 8 (unset: per shift and level, gs_algos.TrainConfig.gess)"

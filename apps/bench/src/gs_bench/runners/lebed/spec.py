@@ -11,18 +11,19 @@ metadata ``cite`` / ``allowed`` / ``doc``). The job and the report read the type
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from gs_bench.runner import setting
-from gs_bench.runners.common import dataset_fingerprint, dataset_fingerprints, require_axes
+from gs_bench.runner import axis, setting
+from gs_bench.runners.common import dataset_fingerprint, dataset_fingerprints
 from gs_bench.suites import (
     SuiteConfig,
     SuiteConfigError,
+    TypedGrid,
     TypedSettings,
+    check_grid,
     check_nonnegative,
     check_positive,
-    did_you_mean,
 )
 
 #: the values of gs_data.lebed.GENERATORS, gs_algos.lebed.LeBedConfig.epsilon_mode and
@@ -33,7 +34,7 @@ EPSILON_MODES = ("absolute", "relative")
 STRUCTURE_FROM = ("train_forward", "eval_forward")
 
 __all__ = ["SHIFTS", "DOMAIN_GROUPS", "MODELS", "ESTIMATORS", "ORIENT", "PROTOCOLS", "DOMAIN_PRETRAIN",
-           "SETTING_KEYS", "Grid", "Settings", "validate", "applicable", "lebed_config"]
+           "SETTING_KEYS", "Grid", "Settings", "validate", "applicable", "lebed_config", "shift_of"]
 
 SHIFTS = ("feature", "domain", "temporal")
 #: domain-shift groups (LeBed Table 1: ACM / DBLP / Citation with one feature space); the
@@ -70,14 +71,17 @@ _RETRAIN = ("unset: the lebed_protocol's value (the authors' param_space.txt per
 
 
 @dataclass(frozen=True)
-class Grid:
-    """Grid axes of the suite (one job per combination and seed); checked by ``load_suite``.
-    ``shard`` splits one long job into resumable pieces (every ``shards``-th test graph)."""
+class Grid(TypedGrid):
+    """One grid point of the suite (a job per point and seed): the suite file lists several
+    values per axis, ``load_suite`` checks their types and :func:`validate` their values.
+    ``shard`` splits one long job into resumable pieces (every ``shards``-th test graph); a
+    grid without it runs shard 0 of 1, and its jobs' keys hold no shard."""
 
-    dataset: list[str]
-    shift: list[str]
-    model: list[str]
-    shard: list[int] = field(default_factory=lambda: [0])
+    dataset: str = axis(doc="a gs-data dataset: a domain-shift source, OGB-arxiv, or any other "
+                            "(the feature shift)")
+    shift: str = axis(allowed=SHIFTS, doc="the LeBed shift (Tables 2-4)")
+    model: str = axis(allowed=MODELS, doc="the LeBed preset lebed-<model>")
+    shard: int = axis(0, doc="which of the setting shards' pieces (checked against it)")
 
 
 @dataclass(frozen=True)
@@ -181,16 +185,8 @@ def validate(config: SuiteConfig) -> dict[str, str]:
     """The grid's shifts, models and shards, the generator, and the datasets (present, in the
     right domain group); a fingerprint per dataset (a domain-shift source's includes its
     sibling domains', which are test graphs too)."""
-    require_axes(config, "lebed", ("dataset", "shift", "model"))
+    check_grid(config, Grid)
     st = Settings.from_config(config)
-    for s in config.grid["shift"]:
-        if s not in SHIFTS:
-            raise SuiteConfigError(
-                f"shift {s!r} is not wired into the lebed runner; accepted: {', '.join(SHIFTS)}"
-            )
-    for m in config.grid["model"]:
-        if m not in MODELS:
-            raise SuiteConfigError(f"unknown model {m!r}{did_you_mean(m, MODELS)}; accepted: {', '.join(MODELS)}")
     bad_shards = [v for v in config.grid.get("shard", [0])
                   if not (isinstance(v, int) and 0 <= v < st.shards)]
     if bad_shards:
@@ -259,19 +255,25 @@ def is_temporal(name: str) -> bool:
     return "arxiv" in name.lower()
 
 
-def applicable(params: dict[str, Any], settings: Settings | Mapping[str, Any] | None = None) -> bool:
+def applicable(point: Grid | Mapping[str, Any], settings: Settings | Mapping[str, Any] | None = None) -> bool:
     """The grid points that are LeBed settings: the domain shift from a dataset of a domain
     group (Table 3), the temporal shift on OGB-arxiv (Table 4), the feature shift on the other
     datasets (Table 2); ``<shift>_models`` (e.g. ``domain_models = ["gcn"]``) restricts the
     models of one shift."""
-    shift = params.get("shift", "feature")
+    point = Grid.from_mapping(point)
+    shift = shift_of(point)
     allowed = Settings.from_mapping(settings).models_of(shift)
-    if allowed is not None and params.get("model") not in allowed:
+    if allowed is not None and point.model not in allowed:
         return False
-    in_group = domain_group(str(params["dataset"])) is not None
-    temporal = is_temporal(str(params["dataset"]))
+    in_group = domain_group(str(point.dataset)) is not None
+    temporal = is_temporal(str(point.dataset))
     if shift == "domain":
         return in_group
     if shift == "temporal":
         return temporal
     return not in_group and not temporal
+
+
+def shift_of(point: Grid) -> str:
+    """The shift of a grid point (``feature`` for a point written by hand without one)."""
+    return point.shift or "feature"

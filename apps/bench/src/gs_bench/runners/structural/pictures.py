@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gs_bench.report import Figure
-from gs_bench.runners.structural.spec import Settings
+from gs_bench.runners.structural.spec import Grid, Settings
 
 __all__ = ["PICTURE_DIR", "PICTURE_MAX_NODES", "SPLIT_RECORD_VERSION", "MASKS_READ", "split_record",
            "split_blocks", "split_figures", "read_picture", "notes", "split_figure_notes"]
@@ -32,8 +32,8 @@ SPLIT_RECORD_VERSION = 1
 MASKS_READ = "split_source"
 
 
-def split_record(data, params: dict[str, Any], settings: Settings | Mapping[str, Any],
-                 workdir: str | None) -> dict[str, Any]:
+def split_record(data, point: Grid | Mapping[str, Any], settings: Settings | Mapping[str, Any],
+                 workdir: str | Path | None) -> dict[str, Any]:
     """The ``split`` block of a job's record: what ``gs-bench report`` shows of the job's split,
     so that the report never reloads the data or recomputes the split (issue 20).
 
@@ -52,10 +52,11 @@ def split_record(data, params: dict[str, Any], settings: Settings | Mapping[str,
     from gs_splits import Split, split_statistics
     from gs_splits.plot import graph_picture
 
+    point = Grid.from_mapping(point)
     parts = ("in_train", "in_valid", "in_test", "out_valid", "out_test")
     masks = {k: getattr(data, f"{k}_mask").numpy() for k in parts}
     sigma = data.split_sigma.numpy() if "split_sigma" in data else None
-    split = Split(masks=masks, sigma=sigma, metadata={"strategy": params["strategy"]})
+    split = Split(masks=masks, sigma=sigma, metadata={"strategy": point.strategy})
     ei = data.edge_index.numpy()
     labels = data.y.numpy()
     source = Settings.from_mapping(settings).split_source
@@ -66,7 +67,7 @@ def split_record(data, params: dict[str, Any], settings: Settings | Mapping[str,
 
         fp = fingerprint({"edge_index": ei, "ood": masks["out_valid"] | masks["out_test"],
                           "max_nodes": PICTURE_MAX_NODES}, length=16)
-        name = f"{params['dataset']}_{params['strategy']}_{source}_{fp}.json".replace("/", "_")
+        name = f"{point.dataset}_{point.strategy}_{source}_{fp}.json".replace("/", "_")
         path = Path(workdir) / PICTURE_DIR / name
         picture = f"{PICTURE_DIR}/{name}"
         if not path.is_file():
@@ -79,9 +80,9 @@ def split_record(data, params: dict[str, Any], settings: Settings | Mapping[str,
                 picture = None
     return {
         "version": SPLIT_RECORD_VERSION,
-        "dataset": params["dataset"],
-        "strategy": params["strategy"],
-        "ratio": params["ratio"],
+        "dataset": point.dataset,
+        "strategy": point.strategy,
+        "ratio": point.ratio,
         "source": source,
         "num_nodes": int(data.num_nodes),
         "statistics": stats.to_dict(groups=("ID", "OOD")),

@@ -7,22 +7,23 @@ from collections.abc import Mapping
 from typing import Any
 
 from gs_algos.names import ROBUSTNESS_METHODS
-from gs_bench.runners.structural.spec import Settings, algo_name, has_files
+from gs_bench.runners.structural.spec import Grid, Settings, algo_name, has_files
+from gs_bench.suites import Job
 
 __all__ = ["runs", "max_runs", "order_jobs"]
 
 
-def runs(params: dict[str, Any], settings: Settings | Mapping[str, Any], seeds: int) -> int:
+def runs(point: Grid | Mapping[str, Any], settings: Settings | Mapping[str, Any], seeds: int) -> int:
     """Number of runs (job seeds) of a grid point: ``seeds`` for single models,
     ``ensemble_runs`` (default 1, the authors' one ensemble) for ensembles, ``posterior_runs``
     for GPN / NatPN and ``robustness_runs`` for DANN / CORAL / Mixup / EERM where set; 0 for a
     dataset without its files when ``skip_missing_datasets`` is set (the ``full`` profile)."""
     from gs_algos.node_methods import node_method
 
-    st = Settings.from_mapping(settings)
-    if st.skip_missing_datasets and not has_files(params["dataset"], st):
+    st, point = Settings.from_mapping(settings), Grid.from_mapping(point)
+    if st.skip_missing_datasets and not has_files(point.dataset, st):
         return 0
-    name = algo_name(params["method"])
+    name = algo_name(point.method)
     if node_method(name, st.ensemble_size).num_members > 1:
         return min(seeds, st.ensemble_runs)
     if name in ("gpn", "natpn") and st.posterior_runs:
@@ -38,7 +39,7 @@ def max_runs(settings: Settings | Mapping[str, Any], seeds: int) -> int:
     return max([seeds, *(int(v) for v in (st.posterior_runs, st.robustness_runs) if v)])
 
 
-def order_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def order_jobs(jobs: list[Job]) -> list[Job]:
     """One ID:OOD ratio after the other (the grid's order, so the main text's 50:50 finishes
     first in a long run), and within a ratio single models first (EERM, the longest,
     leading), ensembles last: with shared members (``share_members``) an ensemble then
@@ -46,13 +47,15 @@ def order_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     again on another worker."""
     from gs_algos.node_methods import node_method
 
+    typed = {id(job): Job.of(job, Grid) for job in jobs}  # a job dict written by hand too
     ratios: dict[str, int] = {}
-    for job in jobs:
-        ratios.setdefault(job["params"].get("ratio", ""), len(ratios))
+    for job in typed.values():
+        ratios.setdefault(job.params.ratio or "", len(ratios))
 
-    def rank(job: dict[str, Any]) -> tuple[int, int]:
-        name = algo_name(job["params"]["method"])
-        ratio = ratios[job["params"].get("ratio", "")]
+    def rank(job: Job) -> tuple[int, int]:
+        job = typed[id(job)]
+        name = algo_name(job.params.method)
+        ratio = ratios[job.params.ratio or ""]
         if node_method(name, Settings.from_job(job).ensemble_size).num_members > 1:
             return ratio, 2
         return ratio, 0 if name == "eerm" else 1

@@ -25,23 +25,19 @@ from gs_algos.names import (
     builtin_node_method_names,
 )
 from gs_bench.names import ROBUSTNESS_FRAMEWORKS, SPLIT_SOURCES
-from gs_bench.runner import setting
-from gs_bench.runners.common import (
-    data_root,
-    dataset_fingerprint,
-    dataset_fingerprints,
-    require_axes,
-)
+from gs_bench.runner import axis, setting
+from gs_bench.runners.common import data_root, dataset_fingerprint, dataset_fingerprints
 from gs_bench.suites import (
     MAX_SEEDS,
     DataMissingError,
     SuiteConfig,
     SuiteConfigError,
+    TypedGrid,
     TypedSettings,
     check_at_most,
+    check_grid,
     check_nonnegative,
     check_positive,
-    did_you_mean,
 )
 from gs_splits.names import DOMAIN_SCOPES, PAPER_SIZES
 
@@ -160,14 +156,23 @@ def published_name(method: str) -> str:
     return {m: a for a, m in ALIASES.items()}.get(method, method)
 
 
-@dataclass(frozen=True)
-class Grid:
-    """Grid axes of the suite (one job per combination and seed); checked by ``load_suite``."""
+def _method_choices() -> list[str]:
+    """The ``method`` values the suite accepts: :func:`method_names` and their aliases."""
+    return sorted({*method_names(), *ALIASES})
 
-    dataset: list[str]
-    strategy: list[str]
-    ratio: list[str]
-    method: list[str]
+
+@dataclass(frozen=True)
+class Grid(TypedGrid):
+    """One grid point of the suite (a job per point and run): the suite file lists several
+    values per axis, ``load_suite`` checks their types and :func:`validate` their values (the
+    registries of strategies and methods are read when it runs)."""
+
+    dataset: str = axis(doc="a gs-data node-classification dataset (checked with its files)")
+    strategy: str = axis(allowed=strategy_names, doc="a gs-splits split strategy")
+    ratio: str = axis(allowed=PAPER_SIZES, unknown="unknown ID:OOD ratio {value!r}",
+                      doc="the ID:OOD sizes")
+    method: str = axis(allowed=_method_choices, unknown="unknown method {value!r} for structural-shifts",
+                       doc="a named node method of gs-algos (se: erm's uncertainty view)")
 
 
 _F = "SS appendix F"
@@ -273,22 +278,8 @@ class Settings(TypedSettings):
 def validate(config: SuiteConfig) -> dict[str, str]:
     """Check datasets, strategies, ratios and methods before any job starts (the settings'
     values were checked when :class:`Settings` was built); a fingerprint per dataset."""
-    require_axes(config, "structural-shifts", ("dataset", "strategy", "ratio", "method"))
+    check_grid(config, Grid)
     st = Settings.from_config(config)
-    strategies = strategy_names()
-    for s in config.grid["strategy"]:
-        if s not in strategies:
-            raise SuiteConfigError(f"unknown strategy {s!r}; accepted: {', '.join(strategies)}")
-    for r in config.grid["ratio"]:
-        if r not in PAPER_SIZES:
-            raise SuiteConfigError(f"unknown ID:OOD ratio {r!r}; accepted: {', '.join(PAPER_SIZES)}")
-    methods = method_names()
-    for m in config.grid["method"]:
-        if canonical_method(m) not in methods:
-            raise SuiteConfigError(
-                f"unknown method {m!r} for structural-shifts{did_you_mean(m, [*methods, *ALIASES])}; "
-                f"accepted: {', '.join(sorted([*methods, *ALIASES]))}"
-            )
     if st.split_source == "authors":  # a suite problem: checked before the data, so it shows without it
         check_authors_ratios(config)
     if st.skip_missing_datasets:
