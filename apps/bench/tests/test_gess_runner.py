@@ -1108,3 +1108,41 @@ def test_another_learning_curve_point_in_the_folder_is_no_warning(tmp_path, caps
     other = load_suite("gess", "demo").with_overrides(settings={"train_events": 6, "track_max_epochs": 3})
     assert warn_other_settings(store, other, jobs) == 1  # a real other setting still warns
     assert "already holds 1 gess record(s) of other settings" in capsys.readouterr().err
+
+
+def test_a_job_stopped_part_way_resumes_at_its_next_epoch_with_the_same_record(kinds, tmp_path, monkeypatch):
+    """A No-Info job of a run folder saves a checkpoint every epoch
+    (``<workdir>/checkpoints/<key>``): killed after its first epoch (here: an exception at the
+    second), the job run again resumes at that epoch and gives the record of a job never
+    stopped (DANN: the method's state and the target batches resume too); the checkpoint is
+    removed once the record is made."""
+    from gs_algos.engine import loop
+
+    name, settings, _ = kinds["track"]
+    settings = {**settings, "test_scoring": "selected"}
+    for algo in ("erm", "dann"):
+        plain = gess.run_job({**_job(name, algo, settings), "workdir": str(tmp_path / "plain"), "key": algo})
+        if algo == "erm":  # saving checkpoints changes nothing: the record of a job without any
+            assert plain == gess.run_job(_job(name, algo, settings))
+        work = tmp_path / "stopped"
+        real = loop._Loop._train_epoch
+        seen: list[int] = []
+
+        def dies_at_second_epoch(self, epoch, *args, real=real):
+            if epoch == 1:
+                raise KeyboardInterrupt("the worker was killed")
+            return real(self, epoch, *args)
+
+        monkeypatch.setattr(loop._Loop, "_train_epoch", dies_at_second_epoch)
+        with pytest.raises(KeyboardInterrupt):
+            gess.run_job({**_job(name, algo, settings), "workdir": str(work), "key": algo})
+        ckpt = work / "checkpoints" / algo / "last.pt"
+        assert ckpt.is_file(), "no checkpoint after the first epoch"
+        monkeypatch.setattr(loop._Loop, "_train_epoch", real)
+        monkeypatch.setattr(loop._Loop, "_train_epoch",
+                            lambda self, epoch, *a, real=real, seen=seen: seen.append(epoch) or real(self, epoch, *a))
+        resumed = gess.run_job({**_job(name, algo, settings), "workdir": str(work), "key": algo})
+        monkeypatch.setattr(loop._Loop, "_train_epoch", real)
+        assert seen == [1], f"{algo}: the resumed job trained epochs {seen}, not only the second"
+        assert resumed == plain, algo
+        assert not (work / "checkpoints" / algo).exists()

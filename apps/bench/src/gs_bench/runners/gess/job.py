@@ -6,6 +6,7 @@ passed to gs-algos as it is: it is not a setting and not in the job key."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -184,7 +185,16 @@ def _fit(job: Job, parts: dict[str, Any], model, kwargs: dict[str, Any]):
     meth = METHODS["erm" if algo == NEGATIVE_CONTROL else algo](**kwargs)
     target = parts.get("train_target") if level == "o-feature" else None
     cfg = train_config(point.dataset, algo, st, seed, device=job.device)
-    res = fit_graph(model, _eval_parts(parts), meth, cfg, target=target)
+    ckpt = epoch_checkpoint_dir(job)
+    if ckpt is None:
+        res = fit_graph(model, _eval_parts(parts), meth, cfg, target=target)
+    else:
+        # every epoch saved: a job stopped part-way (a killed worker, a rebooted machine)
+        # resumes at its next epoch, exactly (the engine restores weights, optimiser, method
+        # state, selection tracks and RNG); the file goes once the record is made
+        res = fit_graph(model, _eval_parts(parts), meth, cfg, target=target,
+                        checkpoint_dir=ckpt, checkpoint_every=1, resume=True)
+        shutil.rmtree(ckpt, ignore_errors=True)
     if algo == "erm":
         # the ERM job's training is the TL rows' pre-training (the same No-Info config,
         # method, seed and model; the weights of the best Val-ID epoch): store it for them
@@ -194,6 +204,16 @@ def _fit(job: Job, parts: dict[str, Any], model, kwargs: dict[str, Any]):
             if not cache.path(key).is_file():
                 cache.save(key, model, res.best.epoch)
     return res
+
+
+def epoch_checkpoint_dir(job: Job) -> Path | None:
+    """Where a No-Info / O-Feature job of a run folder keeps its per-epoch checkpoint:
+    ``<workdir>/checkpoints/<job key>`` (``None`` for a job run without a run folder). The key
+    holds the settings, data and package versions, so a checkpoint is only ever resumed by the
+    same job; the engine refuses one written with another training config."""
+    if job.workdir is None or not job.key:
+        return None
+    return Path(job.workdir) / "checkpoints" / str(job.key)
 
 
 def _par_label(job: Job, ds, parts: dict[str, Any], model) -> tuple[Any, dict[str, Any]]:
