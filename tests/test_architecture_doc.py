@@ -81,3 +81,50 @@ def test_the_files_of_where_does_my_change_go_exist():
     for p in paths:
         p = p.split(" ")[0].replace("<name>.toml", "")
         assert (ROOT / p).exists(), f"docs/architecture.md names {p}, which does not exist"
+
+
+def _section(title: str) -> str:
+    text = DOC.read_text()
+    start = text.index(f"## {title}")
+    end = text.find("\n## ", start + 1)
+    return text[start:end]
+
+
+def test_the_walk_of_one_job_names_objects_that_exist():
+    """Every module, function, class, field or method that "One job, from TOML to record"
+    names in backquotes resolves in the code (issue 57: the walk matches the code): dotted
+    ``gs_bench`` paths from their module, ``SuiteConfig`` / ``Job`` members on those classes,
+    the ``runner.<hook>`` calls on :class:`gs_bench.runner.Runner`."""
+    import importlib
+
+    import gs_bench.runner
+    import gs_bench.suites
+
+    section = _section("One job, from TOML to record")
+    names = set(re.findall(r"`([A-Za-z_][\w.]*)(?:\([^`]*\))?`", section))
+    roots = {"SuiteConfig": gs_bench.suites.SuiteConfig, "Job": gs_bench.suites.Job,
+             "runner": gs_bench.runner.Runner}
+    checked, missing = 0, []
+    for name in sorted(names):
+        head, _, rest = name.partition(".")
+        if head == "gs_bench":
+            parts = name.split(".")
+            for i in range(len(parts), 0, -1):  # the longest importable module prefix
+                try:
+                    obj = importlib.import_module(".".join(parts[:i]))
+                    break
+                except ModuleNotFoundError:
+                    continue
+            attrs = parts[i:]
+        elif head in roots and rest:
+            obj, attrs = roots[head], rest.split(".")
+        else:
+            continue
+        for a in attrs:
+            if not hasattr(obj, a) and a not in getattr(obj, "__dataclass_fields__", {}):
+                missing.append(name)
+                break
+            obj = getattr(obj, a, None)
+        checked += 1
+    assert checked >= 15, f"only {checked} names checked: has the section's wording changed?"
+    assert not missing, f"docs/architecture.md names what the code does not have: {missing}"
