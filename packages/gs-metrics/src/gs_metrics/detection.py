@@ -199,15 +199,19 @@ def id_positive_detection_metrics(
       ``tpr`` (as :func:`fpr_at_tpr`). The rules differ when the TPR nearest ``tpr`` lies
       below it.
 
+    A one-class or empty ``is_ood`` gives NaN for all three with one
+    :class:`~gs_metrics.EmptyEvaluationWarning`.
+
     Parameters
     ----------
     scores : array-like, shape (n,)
         ID scores, higher = more in-distribution.
     is_ood : array-like of bool/0-1, shape (n,)
         True for the OOD samples (the negatives here).
-
-    A one-class or empty ``is_ood`` gives NaN for all three with one
-    :class:`~gs_metrics.EmptyEvaluationWarning`.
+    tpr : float
+        The true-positive rate (recall of the ID samples) of the FPR, in (0, 1]; 0.95.
+    fpr_rule : str
+        ``"nearest"`` (GNNSafe's) or ``"first"``, as above.
     """
     if not 0.0 < tpr <= 1.0:
         raise ValueError(f"tpr must lie in (0, 1], got {tpr!r}")
